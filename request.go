@@ -1,0 +1,163 @@
+package restarea
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Field length limits, in characters (runes) after normalisation.
+const (
+	MaxTitle   = 200
+	MaxBody    = 20000
+	MaxName    = 100
+	MaxModel   = 100
+	MaxTrigger = 100
+)
+
+// PostRequest is what a client sends to create an entry (SPEC section 2).
+type PostRequest struct {
+	RequestID      string `json:"request_id"`
+	Type           string `json:"type"`
+	ParentID       string `json:"parent_id,omitempty"`
+	Title          string `json:"title,omitempty"`
+	Body           string `json:"body"`
+	Actor          Actor  `json:"actor"`
+	SubmissionMode string `json:"submission_mode"`
+}
+
+// Content returns the part of r that "same content" compares.
+func (r *PostRequest) Content() Content {
+	return Content{
+		Type: r.Type, ParentID: r.ParentID, Title: r.Title, Body: r.Body,
+		Actor: r.Actor, SubmissionMode: r.SubmissionMode,
+	}
+}
+
+// NormalizeText converts s to Unicode NFC and unifies newlines ("\r\n" and
+// a lone "\r" become "\n"). It changes nothing else. s must be valid UTF-8.
+func NormalizeText(s string) string {
+	if strings.IndexByte(s, '\r') >= 0 {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+		s = strings.ReplaceAll(s, "\r", "\n")
+	}
+	return norm.NFC.String(s)
+}
+
+// ValidUUID reports whether s is a UUID in canonical text form
+// (8-4-4-4-12 hex digits, any letter case).
+func ValidUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Normalize validates r and returns its normalised form: text fields in NFC
+// with unified newlines, UUIDs in lowercase. Errors are *Error with
+// CodeInvalidRequest and a message naming the field. Normalize is
+// idempotent: normalising a normalised request returns it unchanged.
+func (r PostRequest) Normalize() (PostRequest, error) {
+	if r.RequestID == "" {
+		return r, invalid("request_id", "is required")
+	}
+	if !ValidUUID(r.RequestID) {
+		return r, invalid("request_id", "must be a UUID in canonical form (8-4-4-4-12 hex digits)")
+	}
+	r.RequestID = strings.ToLower(r.RequestID)
+
+	switch r.Type {
+	case TypeQuestion, TypeReply:
+	case "":
+		return r, invalid("type", "is required (question or reply)")
+	default:
+		return r, invalid("type", "must be question or reply")
+	}
+
+	texts := []struct {
+		name string
+		p    *string
+	}{
+		{"title", &r.Title}, {"body", &r.Body}, {"actor.name", &r.Actor.Name},
+		{"actor.model", &r.Actor.Model}, {"actor.trigger", &r.Actor.Trigger},
+	}
+	for _, t := range texts {
+		if !utf8.ValidString(*t.p) {
+			return r, invalid(t.name, "is not valid UTF-8")
+		}
+		*t.p = NormalizeText(*t.p)
+	}
+
+	switch r.Type {
+	case TypeQuestion:
+		if r.ParentID != "" {
+			return r, invalid("parent_id", "must be absent or empty for a question")
+		}
+		if err := length("title", r.Title, 1, MaxTitle); err != nil {
+			return r, err
+		}
+	case TypeReply:
+		if r.ParentID == "" {
+			return r, invalid("parent_id", "is required for a reply")
+		}
+		if !ValidUUID(r.ParentID) {
+			return r, invalid("parent_id", "must be a UUID in canonical form (8-4-4-4-12 hex digits)")
+		}
+		r.ParentID = strings.ToLower(r.ParentID)
+		if err := length("title", r.Title, 0, MaxTitle); err != nil {
+			return r, err
+		}
+	}
+	if err := length("body", r.Body, 1, MaxBody); err != nil {
+		return r, err
+	}
+	if err := length("actor.name", r.Actor.Name, 1, MaxName); err != nil {
+		return r, err
+	}
+	if err := length("actor.model", r.Actor.Model, 0, MaxModel); err != nil {
+		return r, err
+	}
+	if err := length("actor.trigger", r.Actor.Trigger, 0, MaxTrigger); err != nil {
+		return r, err
+	}
+	switch r.SubmissionMode {
+	case ModeManual, ModeAssisted, ModeAutonomous:
+	case "":
+		return r, invalid("submission_mode", "is required (manual, assisted or autonomous)")
+	default:
+		return r, invalid("submission_mode", "must be manual, assisted or autonomous")
+	}
+	return r, nil
+}
+
+func invalid(field, msg string) *Error {
+	return Errorf(CodeInvalidRequest, "%s %s", field, msg)
+}
+
+func length(field, s string, min, max int) *Error {
+	n := utf8.RuneCountInString(s)
+	if n < min {
+		if min == 1 {
+			return invalid(field, "is required and must not be empty")
+		}
+		return Errorf(CodeInvalidRequest, "%s must be at least %d characters", field, min)
+	}
+	if n > max {
+		return Errorf(CodeInvalidRequest, "%s must be at most %d characters (got %d)", field, max, n)
+	}
+	return nil
+}

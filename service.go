@@ -1,0 +1,129 @@
+package restarea
+
+import "context"
+
+// Consistency selects how a read is served.
+type Consistency string
+
+// Read consistency levels (SPEC section 3).
+const (
+	// ConsistencyLocal reads the node's applied state (the default).
+	ConsistencyLocal Consistency = ""
+	// ConsistencyStrong reads through the leader after it confirms its
+	// leadership: linearizable.
+	ConsistencyStrong Consistency = "strong"
+)
+
+// ParseConsistency accepts "", "local", "default" and "strong".
+func ParseConsistency(s string) (Consistency, error) {
+	switch s {
+	case "", "local", "default":
+		return ConsistencyLocal, nil
+	case "strong":
+		return ConsistencyStrong, nil
+	}
+	return "", Errorf(CodeInvalidRequest, "consistency must be strong or omitted")
+}
+
+// Page sizes of list reads.
+const (
+	DefaultPageLimit = 50
+	MaxPageLimit     = 200
+)
+
+// PostMeta is what the receiving node knows about a post besides its
+// content.
+type PostMeta struct {
+	// Source is the client address (after the trusted-proxy rule); the
+	// per-source limit counts by it.
+	Source string
+	// Channel is the path the request came by.
+	Channel Channel
+	// AttemptID identifies one client request across the node's own
+	// internal retries; empty means the service assigns one.
+	AttemptID string
+}
+
+// PostResult is the answer to a post that was decided by the state
+// machine: 201 when Replayed is false, 200 when true.
+type PostResult struct {
+	Entry    Entry
+	Replayed bool
+}
+
+// ReadOptions are the options of a single-entry read.
+type ReadOptions struct {
+	Consistency Consistency
+}
+
+// ListOptions are the options of a paged read. Limit 0 means the default;
+// a Limit above MaxPageLimit is an invalid request.
+type ListOptions struct {
+	Cursor      string
+	Limit       int
+	Consistency Consistency
+}
+
+// ThreadPage is one page of public questions, newest first. NextCursor is
+// nil on the last page.
+type ThreadPage struct {
+	Threads    []Entry `json:"threads"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// ReplyPage is one page of a thread's public replies, oldest first.
+// NextCursor is nil on the last page.
+type ReplyPage struct {
+	Replies    []Entry `json:"replies"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// EntryPage is one page of all entries (hidden ones included), newest
+// first, for operators.
+type EntryPage struct {
+	Entries    []Entry `json:"entries"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// Service is what the REST and MCP adapters (and the HTML pages) call. It
+// is implemented by a running node; errors are *Error values whose Code
+// decides the status.
+type Service interface {
+	// Post validates req (400 before any state is touched) and decides it
+	// in the replicated state machine (SPEC section 2).
+	Post(ctx context.Context, req PostRequest, meta PostMeta) (PostResult, error)
+	// ListThreads returns public questions, newest first.
+	ListThreads(ctx context.Context, opts ListOptions) (ThreadPage, error)
+	// GetThread returns a public question, or CodeNotFound.
+	GetThread(ctx context.Context, id string, opts ReadOptions) (Entry, error)
+	// ListReplies returns the public replies of a public question, oldest
+	// first, or CodeNotFound when the question is not public.
+	ListReplies(ctx context.Context, threadID string, opts ListOptions) (ReplyPage, error)
+	// GetReply returns a public reply whose question is public, or
+	// CodeNotFound.
+	GetReply(ctx context.Context, id string, opts ReadOptions) (Entry, error)
+}
+
+// AdminService is the operators' side (SPEC section 5). Every change goes
+// through the replicated log.
+type AdminService interface {
+	// HideEntry marks an entry not visible; hiding a hidden entry is a no-op.
+	HideEntry(ctx context.Context, id string) (Entry, error)
+	// UnhideEntry makes a hidden entry visible again.
+	UnhideEntry(ctx context.Context, id string) (Entry, error)
+	// DeleteEntry erases an entry's text and keeps a tombstone for its
+	// request_id. Deleting a deleted entry is a no-op; an unknown id is
+	// CodeNotFound.
+	DeleteEntry(ctx context.Context, id string) error
+	// ListEntries returns every stored entry, hidden ones included, with
+	// its request_id, newest first.
+	ListEntries(ctx context.Context, opts ListOptions) (EntryPage, error)
+	// Settings returns the settings in force.
+	Settings(ctx context.Context) (Settings, error)
+	// UpdateSettings applies a patch and returns the settings in force.
+	UpdateSettings(ctx context.Context, patch SettingsPatch) (Settings, error)
+	// OperatorPost posts a question as the operator (by_operator: true),
+	// with the same request_id replay rules as Post; the per-source and
+	// global limits and writes_disabled do not apply to it.
+	OperatorPost(ctx context.Context, req PostRequest, meta PostMeta) (PostResult, error)
+}
