@@ -1,0 +1,124 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/restarea/restarea"
+	bolt "go.etcd.io/bbolt"
+)
+
+func errMissing(id string) error {
+	return fmt.Errorf("fsm: index names entry %s but it is not stored", id)
+}
+
+// applyVisibility hides or unhides an entry. Doing it twice is a no-op, so
+// a retried admin command is harmless.
+func applyVisibility(tx *bolt.Tx, id string, visible bool) (*Result, error) {
+	r, err := getRecord(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return refuse(restarea.CodeNotFound, 0, "no stored entry has id %s", id), nil
+	}
+	if r.Visible != visible {
+		r.Visible = visible
+		if err := putRecord(tx, r); err != nil {
+			return nil, err
+		}
+		if err := index(tx, r, visible); err != nil {
+			return nil, err
+		}
+	}
+	e := r.Entry
+	return &Result{Entry: &e}, nil
+}
+
+// applyDelete erases an entry and keeps a tombstone for its request_id, so
+// replays get 410 until the tombstone expires. Deleting a deleted entry is
+// a no-op.
+func applyDelete(tx *bolt.Tx, now int64, id string) (*Result, error) {
+	if tx.Bucket(bTombIDs).Get([]byte(id)) != nil {
+		return &Result{Entry: &restarea.Entry{ID: id}}, nil
+	}
+	r, err := getRecord(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return refuse(restarea.CodeNotFound, 0, "no stored entry has id %s", id), nil
+	}
+	if err := removeEntry(tx, r); err != nil {
+		return nil, err
+	}
+	t, err := json.Marshal(tombstone{ID: r.ID, ContentHash: contentHash(r.Content()), DeletedAt: now})
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Bucket(bTombs).Put([]byte(r.RequestID), t); err != nil {
+		return nil, err
+	}
+	if err := tx.Bucket(bTombIDs).Put([]byte(r.ID), []byte(r.RequestID)); err != nil {
+		return nil, err
+	}
+	if err := tx.Bucket(bTombExpiry).Put(append(u64(uint64(now)), r.RequestID...), nil); err != nil {
+		return nil, err
+	}
+	return &Result{Entry: &restarea.Entry{ID: id}}, nil
+}
+
+// removeEntry takes an entry out of every index and the entry bucket.
+func removeEntry(tx *bolt.Tx, r *record) error {
+	if r.Visible {
+		if err := index(tx, r, false); err != nil {
+			return err
+		}
+	}
+	for _, d := range []struct {
+		b []byte
+		k []byte
+	}{
+		{bEntries, []byte(r.ID)},
+		{bByRequest, []byte(r.RequestID)},
+		{bAll, u64(r.Seq)},
+		{bExpiry, timeSeqKey(r.CreatedAt.UnixNano(), r.Seq)},
+	} {
+		if err := tx.Bucket(d.b).Delete(d.k); err != nil {
+			return err
+		}
+	}
+	return addCounter(tx, kEntries, -1)
+}
+
+// applySettings applies a settings patch. Limits an operator has set are
+// never overwritten by a node's configured defaults.
+func applySettings(tx *bolt.Tx, c *SettingsCommand) (*Result, error) {
+	s := getSettings(tx)
+	p := c.Patch
+	if c.FromConfig {
+		if s.OperatorSetPerSource {
+			p.PerSourceLimit = nil
+		}
+		if s.OperatorSetGlobal {
+			p.GlobalLimit = nil
+		}
+		p.WritesDisabled = nil
+	} else {
+		s.OperatorSetPerSource = s.OperatorSetPerSource || p.PerSourceLimit != nil
+		s.OperatorSetGlobal = s.OperatorSetGlobal || p.GlobalLimit != nil
+	}
+	for _, l := range []*restarea.Limit{p.PerSourceLimit, p.GlobalLimit} {
+		if l != nil {
+			if err := l.Validate("limit"); err != nil {
+				return refuse(restarea.CodeInvalidRequest, 0, "%s", restarea.ErrorMessage(err)), nil
+			}
+		}
+	}
+	s.Settings = p.Apply(s.Settings)
+	if err := putSettings(tx, s); err != nil {
+		return nil, err
+	}
+	out := s.Settings
+	return &Result{Settings: &out}, nil
+}

@@ -1,0 +1,135 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/restarea/restarea"
+)
+
+// Op names a kind of command.
+type Op string
+
+// The commands the state machine applies.
+const (
+	OpPost      Op = "post"
+	OpHide      Op = "hide"
+	OpUnhide    Op = "unhide"
+	OpDelete    Op = "delete"
+	OpSettings  Op = "settings"
+	OpConfigure Op = "configure"
+	OpExpire    Op = "expire"
+)
+
+// commandVersion is the first byte of every encoded command, so the format
+// can change without misreading old logs.
+const commandVersion byte = 1
+
+// Command is one entry of the replicated log. It carries everything a
+// decision needs — the leader's clock, the id proposed for a new entry, the
+// source and channel — so that applying it is deterministic on every node.
+type Command struct {
+	Op Op `json:"op"`
+	// Time is the leader's clock in Unix nanoseconds when it proposed the
+	// command. The state machine never goes back in time: it uses the
+	// larger of Time and the last time it applied.
+	Time int64 `json:"time"`
+
+	Post     *PostCommand     `json:"post,omitempty"`
+	EntryID  string           `json:"entry_id,omitempty"`
+	Settings *SettingsCommand `json:"settings,omitempty"`
+	Expire   *ExpireCommand   `json:"expire,omitempty"`
+}
+
+// PostCommand is a post attempt that passed syntax checks.
+type PostCommand struct {
+	Request restarea.PostRequest `json:"request"`
+	Source  string               `json:"source"`
+	Channel restarea.Channel     `json:"channel"`
+	// AttemptID identifies the client request across internal retries: a
+	// stored entry created by the same attempt answers 201, not 200.
+	AttemptID string `json:"attempt_id"`
+	// NewID is the id the entry gets if this command creates it.
+	NewID      string `json:"new_id"`
+	ByOperator bool   `json:"by_operator,omitempty"`
+}
+
+// SettingsCommand changes settings. An operator's patch (FromConfig false)
+// takes precedence over configuration forever after; a node's configured
+// defaults (FromConfig true) only change limits no operator has set.
+type SettingsCommand struct {
+	Patch      restarea.SettingsPatch `json:"patch"`
+	FromConfig bool                   `json:"from_config,omitempty"`
+}
+
+// ExpireCommand drops entries older than Retention and tombstones older
+// than TombstoneRetention, at most MaxItems of each per command so one
+// command never makes a huge transaction.
+type ExpireCommand struct {
+	Retention          time.Duration `json:"retention"`
+	TombstoneRetention time.Duration `json:"tombstone_retention"`
+	MaxItems           int           `json:"max_items"`
+}
+
+// Encode returns the log representation of c.
+func (c *Command) Encode() ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{commandVersion}, b...), nil
+}
+
+// DecodeCommand parses a log entry written by Encode.
+func DecodeCommand(data []byte) (*Command, error) {
+	if len(data) == 0 || data[0] != commandVersion {
+		return nil, fmt.Errorf("fsm: unknown command format")
+	}
+	var c Command
+	if err := json.Unmarshal(data[1:], &c); err != nil {
+		return nil, fmt.Errorf("fsm: decode command: %w", err)
+	}
+	return &c, nil
+}
+
+// Result is what applying a command answered. Every node computes the same
+// Result for the same log entry.
+type Result struct {
+	// Index is the log index of the command.
+	Index uint64 `json:"index"`
+	// Entry is the entry a post or admin command concerns (with request_id).
+	Entry *restarea.Entry `json:"entry,omitempty"`
+	// Replayed is true when a post matched a stored request of another
+	// attempt (200 rather than 201).
+	Replayed bool `json:"replayed,omitempty"`
+	// Settings are the settings in force after a settings command.
+	Settings *restarea.Settings `json:"settings,omitempty"`
+	// Expired counts what an expire command removed.
+	Expired int `json:"expired,omitempty"`
+	// Err is the decision when the command was refused.
+	Err *ResultError `json:"error,omitempty"`
+}
+
+// ResultError is a refusal decided by the state machine.
+type ResultError struct {
+	Code          restarea.Code `json:"code"`
+	Message       string        `json:"message"`
+	RetryAfterSec float64       `json:"retry_after_seconds,omitempty"`
+}
+
+// Error returns the refusal as a *restarea.Error, or nil.
+func (r *Result) Error() error {
+	if r == nil || r.Err == nil {
+		return nil
+	}
+	e := restarea.Errorf(r.Err.Code, "%s", r.Err.Message)
+	e.RetryAfter = time.Duration(r.Err.RetryAfterSec * float64(time.Second))
+	return e
+}
+
+func refuse(code restarea.Code, retry time.Duration, format string, args ...any) *Result {
+	return &Result{Err: &ResultError{
+		Code: code, Message: fmt.Sprintf(format, args...), RetryAfterSec: retry.Seconds(),
+	}}
+}

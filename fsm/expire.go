@@ -1,0 +1,69 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// applyExpire removes entries created before now-Retention and tombstones
+// older than now-TombstoneRetention (SPEC section 6). Afterwards their
+// request_ids are forgotten: that is the documented end of idempotency.
+func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
+	max := c.MaxItems
+	if max <= 0 {
+		max = 1000
+	}
+	n := 0
+	if c.Retention > 0 {
+		cut := now - int64(c.Retention)
+		cur := tx.Bucket(bExpiry).Cursor()
+		var ids [][]byte
+		for k, v := cur.First(); k != nil && len(ids) < max && int64(readU64(k[:8])) < cut; k, v = cur.Next() {
+			ids = append(ids, bytes.Clone(v))
+		}
+		for _, id := range ids {
+			r, err := getRecord(tx, string(id))
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				continue
+			}
+			if err := removeEntry(tx, r); err != nil {
+				return nil, err
+			}
+			n++
+		}
+	}
+	if c.TombstoneRetention > 0 {
+		cut := now - int64(c.TombstoneRetention)
+		cur := tx.Bucket(bTombExpiry).Cursor()
+		var keys [][]byte
+		for k, _ := cur.First(); k != nil && len(keys) < max && int64(readU64(k[:8])) < cut; k, _ = cur.Next() {
+			keys = append(keys, bytes.Clone(k))
+		}
+		for _, k := range keys {
+			reqID := k[8:]
+			if v := tx.Bucket(bTombs).Get(reqID); v != nil {
+				var t tombstone
+				if err := json.Unmarshal(v, &t); err == nil {
+					if err := tx.Bucket(bTombIDs).Delete([]byte(t.ID)); err != nil {
+						return nil, err
+					}
+				}
+				if err := tx.Bucket(bTombs).Delete(reqID); err != nil {
+					return nil, err
+				}
+			}
+			if err := tx.Bucket(bTombExpiry).Delete(k); err != nil {
+				return nil, err
+			}
+			n++
+		}
+	}
+	s := getSettings(tx)
+	pruneSources(tx, now, s.PerSourceLimit.Window(), max)
+	return &Result{Expired: n}, nil
+}

@@ -1,0 +1,340 @@
+// Package fsm is rest.area's replicated state machine: the command format,
+// the decision procedure of SPEC section 2, the bbolt schema, snapshots and
+// the read queries. Given a state and a command, applying it is
+// deterministic, so every node of the cluster reaches the same result.
+package fsm
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/restarea/restarea"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Options tune an FSM.
+type Options struct {
+	Logger *slog.Logger
+	// Observe, when set, is told the size and duration of every applied
+	// batch (for metrics).
+	Observe func(batch int, d time.Duration)
+	// InitialMmapSize reserves address space so that growing the file does
+	// not remap while a snapshot's read transaction is open (bbolt blocks
+	// writers during a remap until readers finish). 0 → 1 GiB.
+	InitialMmapSize int
+}
+
+// FSM is the state machine over one bbolt file. It implements
+// raft.BatchingFSM. Reads may run concurrently with applies.
+type FSM struct {
+	path    string
+	opts    Options
+	log     *slog.Logger
+	mu      sync.RWMutex // guards db against the swap in Restore
+	db      *bolt.DB
+	applied atomic.Uint64
+}
+
+var _ raft.BatchingFSM = (*FSM)(nil)
+
+// Open opens (creating if needed) the state file at path.
+func Open(path string, opts Options) (*FSM, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.InitialMmapSize == 0 {
+		opts.InitialMmapSize = 1 << 30
+	}
+	f := &FSM{path: path, opts: opts, log: opts.Logger}
+	if err := f.open(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *FSM) open() error {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o750); err != nil {
+		return err
+	}
+	db, err := bolt.Open(f.path, 0o600, &bolt.Options{
+		Timeout:         5 * time.Second,
+		InitialMmapSize: f.opts.InitialMmapSize,
+		FreelistType:    bolt.FreelistMapType,
+	})
+	if err != nil {
+		return fmt.Errorf("fsm: open %s: %w", f.path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		f.applied.Store(readU64(tx.Bucket(bMeta).Get(kApplied)))
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("fsm: init %s: %w", f.path, err)
+	}
+	f.db = db
+	return nil
+}
+
+// Close closes the state file.
+func (f *FSM) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db == nil {
+		return nil
+	}
+	err := f.db.Close()
+	f.db = nil
+	return err
+}
+
+// AppliedIndex is the index of the last log entry whose effects are in the
+// state file. It survives restarts: entries at or below it are never
+// applied twice, which makes raft's NoSnapshotRestoreOnStart safe.
+func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
+
+// Apply applies one log entry.
+func (f *FSM) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies a batch of committed log entries in one bbolt
+// transaction (one fsync). Each command sees the effects of those before
+// it, so a duplicate later in the batch matches the earlier one. The last
+// applied index is written in the same transaction.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	start := time.Now()
+	out := make([]interface{}, len(logs))
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	applied := f.applied.Load()
+	last := applied
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		for i, l := range logs {
+			if l.Index <= applied {
+				continue // already in the state file (restart without snapshot restore)
+			}
+			last = l.Index
+			if l.Type != raft.LogCommand {
+				continue
+			}
+			res, err := f.applyCommand(tx, l)
+			if err != nil {
+				return fmt.Errorf("index %d: %w", l.Index, err)
+			}
+			res.Index = l.Index
+			out[i] = res
+		}
+		if last == applied {
+			return nil
+		}
+		return tx.Bucket(bMeta).Put(kApplied, u64(last))
+	})
+	if err != nil {
+		// The state file can no longer follow the log; continuing would let
+		// this node diverge from the others. Stop here, like etcd does.
+		f.log.Error("fsm: apply failed, stopping", "err", err)
+		panic(fmt.Sprintf("fsm: apply batch: %v", err))
+	}
+	f.applied.Store(last)
+	if f.opts.Observe != nil {
+		f.opts.Observe(len(logs), time.Since(start))
+	}
+	return out
+}
+
+func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
+	cmd, err := DecodeCommand(l.Data)
+	if err != nil {
+		// A command this version cannot read is refused the same way on
+		// every node running it.
+		return refuse(restarea.CodeInternal, 0, "%v", err), nil
+	}
+	now := advanceClock(tx, cmd.Time)
+	switch cmd.Op {
+	case OpPost:
+		if cmd.Post == nil {
+			return refuse(restarea.CodeInvalidRequest, 0, "post command without post"), nil
+		}
+		return f.applyPost(tx, l.Index, now, cmd.Post)
+	case OpHide, OpUnhide:
+		return applyVisibility(tx, cmd.EntryID, cmd.Op == OpUnhide)
+	case OpDelete:
+		return applyDelete(tx, now, cmd.EntryID)
+	case OpSettings, OpConfigure:
+		if cmd.Settings == nil {
+			return refuse(restarea.CodeInvalidRequest, 0, "settings command without settings"), nil
+		}
+		return applySettings(tx, cmd.Settings)
+	case OpExpire:
+		if cmd.Expire == nil {
+			return refuse(restarea.CodeInvalidRequest, 0, "expire command without parameters"), nil
+		}
+		return applyExpire(tx, now, cmd.Expire)
+	}
+	return refuse(restarea.CodeInternal, 0, "unknown command %q", cmd.Op), nil
+}
+
+// advanceClock returns the state machine's time for a command: the leader's
+// time, but never earlier than a time already applied, so that a new
+// leader with a slower clock cannot make entries older than their
+// predecessors.
+func advanceClock(tx *bolt.Tx, t int64) int64 {
+	m := tx.Bucket(bMeta)
+	last := int64(readU64(m.Get(kClock)))
+	if t < last {
+		t = last
+	}
+	m.Put(kClock, u64(uint64(t)))
+	return t
+}
+
+// Snapshot captures the state at the current applied index. The read
+// transaction it opens is streamed to raft's sink by Persist, so the
+// snapshot never holds the database in memory.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	tx, err := f.db.Begin(false)
+	if err != nil {
+		f.mu.RUnlock()
+		return nil, err
+	}
+	return &snapshot{tx: tx, unlock: f.mu.RUnlock}, nil
+}
+
+type snapshot struct {
+	tx     *bolt.Tx
+	unlock func()
+	once   sync.Once
+}
+
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := s.tx.WriteTo(sink); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *snapshot) Release() {
+	s.once.Do(func() {
+		s.tx.Rollback()
+		s.unlock()
+	})
+}
+
+// WriteTo streams a consistent copy of the state file to w (a backup that
+// Restore, or `restarea restore`, accepts).
+func (f *FSM) WriteTo(w io.Writer) (int64, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var n int64
+	err := f.db.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	return n, err
+}
+
+// Restore replaces the state with a snapshot stream: it is written to a
+// file beside the state file, synced, checked, and renamed over it.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	tmp := f.path + ".restore"
+	if err := writeFileSync(tmp, rc); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	if err := checkStateFile(tmp); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db != nil {
+		if err := f.db.Close(); err != nil {
+			return fmt.Errorf("fsm: restore: close: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, f.path); err != nil {
+		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	if err := syncDir(filepath.Dir(f.path)); err != nil {
+		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	return f.open()
+}
+
+func writeFileSync(path string, r io.Reader) error {
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// checkStateFile opens a candidate state file and checks it has the
+// schema, so a truncated or foreign file is refused before it replaces the
+// live one.
+func checkStateFile(path string) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("not a state file: %w", err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bMeta) == nil || tx.Bucket(bEntries) == nil {
+			return fmt.Errorf("not a rest.area state file (buckets missing)")
+		}
+		return nil
+	})
+}
+
+// CheckStateFile reports whether path holds a readable rest.area state
+// file, and its applied index.
+func CheckStateFile(path string) (uint64, error) {
+	if err := checkStateFile(path); err != nil {
+		return 0, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var idx uint64
+	err = db.View(func(tx *bolt.Tx) error {
+		idx = readU64(tx.Bucket(bMeta).Get(kApplied))
+		return nil
+	})
+	return idx, err
+}

@@ -1,0 +1,113 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"time"
+
+	"github.com/restarea/restarea"
+	bolt "go.etcd.io/bbolt"
+)
+
+// admitSource applies the per-source sliding window: the source may make
+// limit.Count attempts in any window of limit.Window(). A refused attempt
+// is not recorded, so a client that waits the given delay gets through.
+// The times are kept in the replicated state, so the limit is the same on
+// every node and survives leader changes.
+func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (time.Duration, bool, error) {
+	b := tx.Bucket(bSources)
+	key := []byte(source)
+	if len(key) == 0 {
+		key = []byte("-")
+	}
+	times := unpackTimes(b.Get(key))
+	cut := now - int64(limit.Window())
+	i := 0
+	for i < len(times) && times[i] <= cut {
+		i++
+	}
+	times = times[i:]
+	if len(times) >= limit.Count {
+		oldest := times[len(times)-limit.Count]
+		return time.Duration(oldest + int64(limit.Window()) - now), false, nil
+	}
+	times = append(times, now)
+	return 0, true, b.Put(key, packTimes(times))
+}
+
+func packTimes(ts []int64) []byte {
+	buf := make([]byte, 8*len(ts))
+	for i, t := range ts {
+		binary.BigEndian.PutUint64(buf[8*i:], uint64(t))
+	}
+	return buf
+}
+
+func unpackTimes(b []byte) []int64 {
+	ts := make([]int64, 0, len(b)/8+1)
+	for i := 0; i+8 <= len(b); i += 8 {
+		ts = append(ts, int64(binary.BigEndian.Uint64(b[i:])))
+	}
+	return ts
+}
+
+// admitGlobal checks the site-wide cap on new entries in the window. The
+// window's entries are keys in bGlobal, oldest first; expired ones are
+// dropped here, so the work per post is constant on average.
+func admitGlobal(tx *bolt.Tx, now int64, limit restarea.Limit) (time.Duration, bool) {
+	b := tx.Bucket(bGlobal)
+	cut := now - int64(limit.Window())
+	c := b.Cursor()
+	var dropped int64
+	for k, _ := c.First(); k != nil && int64(readU64(k[:8])) <= cut; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			break
+		}
+		dropped++
+	}
+	if dropped > 0 {
+		addCounter(tx, kGlobalCount, -dropped)
+	}
+	count := int(readU64(tx.Bucket(bMeta).Get(kGlobalCount)))
+	if count < limit.Count {
+		return 0, true
+	}
+	// The window frees a slot when its (count-limit+1)-th oldest entry
+	// leaves it; walking is bounded by how far the limit was lowered.
+	k, _ := c.First()
+	for i := 0; i < count-limit.Count && k != nil; i++ {
+		k, _ = c.Next()
+	}
+	if k == nil {
+		return time.Second, false
+	}
+	return time.Duration(int64(readU64(k[:8])) + int64(limit.Window()) - now), false
+}
+
+func recordGlobal(tx *bolt.Tx, now int64, seq uint64) error {
+	if err := tx.Bucket(bGlobal).Put(timeSeqKey(now, seq), nil); err != nil {
+		return err
+	}
+	return addCounter(tx, kGlobalCount, 1)
+}
+
+// pruneSources drops sources with no attempt inside window, at most max of
+// them, so idle clients do not stay in the state forever.
+func pruneSources(tx *bolt.Tx, now int64, window time.Duration, max int) int {
+	b := tx.Bucket(bSources)
+	cut := now - int64(window)
+	var stale [][]byte
+	b.ForEach(func(k, v []byte) error {
+		if len(stale) >= max {
+			return nil
+		}
+		if len(v) < 8 || int64(binary.BigEndian.Uint64(v[len(v)-8:])) <= cut {
+			stale = append(stale, bytes.Clone(k))
+		}
+		return nil
+	})
+	for _, k := range stale {
+		b.Delete(k)
+	}
+	return len(stale)
+}

@@ -1,0 +1,179 @@
+package fsm
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/restarea/restarea"
+	bolt "go.etcd.io/bbolt"
+)
+
+// writesDisabledRetry is the Retry-After of 503 writes_disabled: an
+// operator's switch has no known end, so clients poll gently.
+const writesDisabledRetry = 30 * time.Second
+
+// applyPost runs the checks of SPEC section 2 in their order: the
+// per-source limit, the match against stored requests, admission, store.
+func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*Result, error) {
+	req := p.Request
+	settings := getSettings(tx)
+
+	// 1. Per-source limit: every attempt counts, replays included.
+	if !p.ByOperator {
+		if wait, ok, err := admitSource(tx, p.Source, now, settings.PerSourceLimit); err != nil {
+			return nil, err
+		} else if !ok {
+			return refuse(restarea.CodeRateLimited, wait,
+				"too many post attempts from this source (limit %d per %ds); retry after the delay with the same request_id",
+				settings.PerSourceLimit.Count, settings.PerSourceLimit.WindowSeconds), nil
+		}
+	}
+
+	// 2. Match against stored requests.
+	if v := tx.Bucket(bTombs).Get([]byte(req.RequestID)); v != nil {
+		var t tombstone
+		if err := json.Unmarshal(v, &t); err != nil {
+			return nil, err
+		}
+		if string(t.ContentHash) == string(contentHash(req.Content())) {
+			return refuse(restarea.CodeDeleted, 0, "the entry stored for this request_id was deleted by an operator; it is not re-created"), nil
+		}
+		return refuse(restarea.CodeConflict, 0, "request_id was used for different content; nothing was stored"), nil
+	}
+	if id := tx.Bucket(bByRequest).Get([]byte(req.RequestID)); id != nil {
+		r, err := getRecord(tx, string(id))
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, errMissing(string(id))
+		}
+		if !restarea.SameContent(r.Content(), req.Content()) {
+			return refuse(restarea.CodeConflict, 0, "request_id %s was already used for different content (%s); nothing was stored or changed — send the original content to replay it, or use a new request_id for a different post", req.RequestID, firstDifference(r.Content(), req.Content())), nil
+		}
+		e := r.Entry
+		e.Visible = effectiveVisible(tx, r)
+		return &Result{Entry: &e, Replayed: r.AttemptID != p.AttemptID}, nil
+	}
+
+	// 3. Admission of a new entry.
+	if !p.ByOperator {
+		if settings.WritesDisabled {
+			return refuse(restarea.CodeWritesDisabled, writesDisabledRetry, "new posts are disabled by the operators; retry later with the same request_id"), nil
+		}
+		if wait, ok := admitGlobal(tx, now, settings.GlobalLimit); !ok {
+			return refuse(restarea.CodeGlobalRateLimited, wait,
+				"the site-wide limit of new entries (%d per %ds) is reached; retry after the delay with the same request_id",
+				settings.GlobalLimit.Count, settings.GlobalLimit.WindowSeconds), nil
+		}
+	}
+	if req.Type == restarea.TypeReply {
+		parent, err := getRecord(tx, req.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case parent == nil || !parent.Visible:
+			return refuse(restarea.CodeParentNotFound, 0, "parent_id %s is not a public question", req.ParentID), nil
+		case parent.Type != restarea.TypeQuestion:
+			return refuse(restarea.CodeInvalidParent, 0, "parent_id %s is a reply; replies answer questions", req.ParentID), nil
+		}
+	}
+
+	// 4. Store.
+	r := &record{
+		Entry: restarea.Entry{
+			ID: p.NewID, RequestID: req.RequestID, Type: req.Type, ParentID: req.ParentID,
+			Title: req.Title, Body: req.Body, Actor: req.Actor, SubmissionMode: req.SubmissionMode,
+			Channel: p.Channel, CreatedAt: time.Unix(0, now).UTC(), Visible: true, ByOperator: p.ByOperator,
+		},
+		AttemptID: p.AttemptID,
+		Seq:       index,
+	}
+	if tx.Bucket(bEntries).Get([]byte(r.ID)) != nil {
+		// A proposed id that collides (it never should with UUIDv4) must not
+		// overwrite an entry; the client's retry gets a fresh id.
+		return refuse(restarea.CodeUnavailable, 0, "entry id collision; retry with the same request_id"), nil
+	}
+	if err := storeNew(tx, r); err != nil {
+		return nil, err
+	}
+	if !p.ByOperator {
+		if err := recordGlobal(tx, now, index); err != nil {
+			return nil, err
+		}
+	}
+	e := r.Entry
+	return &Result{Entry: &e}, nil
+}
+
+func storeNew(tx *bolt.Tx, r *record) error {
+	if err := putRecord(tx, r); err != nil {
+		return err
+	}
+	id := []byte(r.ID)
+	seq := u64(r.Seq)
+	if err := tx.Bucket(bByRequest).Put([]byte(r.RequestID), id); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bAll).Put(seq, id); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bExpiry).Put(timeSeqKey(r.CreatedAt.UnixNano(), r.Seq), id); err != nil {
+		return err
+	}
+	if err := index(tx, r, true); err != nil {
+		return err
+	}
+	return addCounter(tx, kEntries, 1)
+}
+
+// index adds r to (or removes it from) the public listing it belongs to.
+func index(tx *bolt.Tx, r *record, add bool) error {
+	var b *bolt.Bucket
+	var k []byte
+	if r.Type == restarea.TypeQuestion {
+		b, k = tx.Bucket(bThreads), u64(r.Seq)
+	} else {
+		b, k = tx.Bucket(bReplies), replyKey(r.ParentID, r.Seq)
+	}
+	if add {
+		return b.Put(k, []byte(r.ID))
+	}
+	return b.Delete(k)
+}
+
+// effectiveVisible is what a replay reports as visible: false when the
+// entry is hidden, or when it is a reply whose question is not public.
+func effectiveVisible(tx *bolt.Tx, r *record) bool {
+	if !r.Visible {
+		return false
+	}
+	if r.Type == restarea.TypeReply {
+		p, err := getRecord(tx, r.ParentID)
+		return err == nil && p != nil && p.Visible
+	}
+	return true
+}
+
+func firstDifference(a, b restarea.Content) string {
+	switch {
+	case a.Type != b.Type:
+		return "type differs"
+	case a.ParentID != b.ParentID:
+		return "parent_id differs"
+	case a.Title != b.Title:
+		return "title differs"
+	case a.Body != b.Body:
+		return "body differs"
+	case a.Actor.Name != b.Actor.Name:
+		return "actor.name differs"
+	case a.Actor.Model != b.Actor.Model:
+		return "actor.model differs"
+	case a.Actor.Trigger != b.Actor.Trigger:
+		return "actor.trigger differs"
+	case a.SubmissionMode != b.SubmissionMode:
+		return "submission_mode differs"
+	}
+	return "content differs"
+}

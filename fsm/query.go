@@ -1,0 +1,248 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/base64"
+
+	"github.com/restarea/restarea"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Reads see the state as of the last applied batch. Public reads never
+// return request_id, and never return hidden, deleted or expired entries,
+// or replies of a question that is not public.
+
+func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.db == nil {
+		return restarea.Errorf(restarea.CodeUnavailable, "node is shutting down")
+	}
+	return f.db.View(fn)
+}
+
+func notFound(what, id string) error {
+	return restarea.Errorf(restarea.CodeNotFound, "no public %s has id %s", what, id)
+}
+
+func public(r *record) restarea.Entry {
+	e := r.Entry
+	e.RequestID = ""
+	return e
+}
+
+// Thread returns a public question.
+func (f *FSM) Thread(id string) (restarea.Entry, error) {
+	var out restarea.Entry
+	err := f.view(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r == nil || !r.Visible || r.Type != restarea.TypeQuestion {
+			return notFound("question", id)
+		}
+		out = public(r)
+		return nil
+	})
+	return out, err
+}
+
+// Reply returns a public reply of a public question.
+func (f *FSM) Reply(id string) (restarea.Entry, error) {
+	var out restarea.Entry
+	err := f.view(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r == nil || r.Type != restarea.TypeReply || !effectiveVisible(tx, r) {
+			return notFound("reply", id)
+		}
+		out = public(r)
+		return nil
+	})
+	return out, err
+}
+
+// Threads returns public questions, newest first.
+func (f *FSM) Threads(cursor string, limit int) (restarea.ThreadPage, error) {
+	page := restarea.ThreadPage{Threads: []restarea.Entry{}}
+	after, limit, err := pageArgs(cursor, limit)
+	if err != nil {
+		return page, err
+	}
+	err = f.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bThreads).Cursor()
+		var k, v []byte
+		if after == nil {
+			k, v = c.Last()
+		} else {
+			c.Seek(after)
+			k, v = c.Prev()
+		}
+		var lastSeq uint64
+		for ; k != nil; k, v = c.Prev() {
+			if len(page.Threads) == limit {
+				page.NextCursor = cursorString(lastSeq)
+				return nil
+			}
+			r, err := getRecord(tx, string(v))
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				return errMissing(string(v))
+			}
+			page.Threads = append(page.Threads, public(r))
+			lastSeq = r.Seq
+		}
+		return nil
+	})
+	return page, err
+}
+
+// Replies returns the public replies of a public question, oldest first
+// (log order). A cursor names the last reply of the previous page, so
+// replies that arrive meanwhile are neither skipped nor repeated.
+func (f *FSM) Replies(threadID, cursor string, limit int) (restarea.ReplyPage, error) {
+	page := restarea.ReplyPage{Replies: []restarea.Entry{}}
+	after, limit, err := pageArgs(cursor, limit)
+	if err != nil {
+		return page, err
+	}
+	err = f.view(func(tx *bolt.Tx) error {
+		q, err := getRecord(tx, threadID)
+		if err != nil {
+			return err
+		}
+		if q == nil || !q.Visible || q.Type != restarea.TypeQuestion {
+			return notFound("question", threadID)
+		}
+		prefix := []byte(threadID)
+		c := tx.Bucket(bReplies).Cursor()
+		start := prefix
+		if after != nil {
+			start = append(bytes.Clone(prefix), after...)
+		}
+		k, v := c.Seek(start)
+		if after != nil && bytes.Equal(k, start) {
+			k, v = c.Next()
+		}
+		var lastSeq uint64
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(page.Replies) == limit {
+				page.NextCursor = cursorString(lastSeq)
+				return nil
+			}
+			r, err := getRecord(tx, string(v))
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				return errMissing(string(v))
+			}
+			page.Replies = append(page.Replies, public(r))
+			lastSeq = r.Seq
+		}
+		return nil
+	})
+	return page, err
+}
+
+// Entries returns every stored entry, hidden ones included, with its
+// request_id, newest first (for operators).
+func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
+	page := restarea.EntryPage{Entries: []restarea.Entry{}}
+	after, limit, err := pageArgs(cursor, limit)
+	if err != nil {
+		return page, err
+	}
+	err = f.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bAll).Cursor()
+		var k, v []byte
+		if after == nil {
+			k, v = c.Last()
+		} else {
+			c.Seek(after)
+			k, v = c.Prev()
+		}
+		var lastSeq uint64
+		for ; k != nil; k, v = c.Prev() {
+			if len(page.Entries) == limit {
+				page.NextCursor = cursorString(lastSeq)
+				return nil
+			}
+			r, err := getRecord(tx, string(v))
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				return errMissing(string(v))
+			}
+			page.Entries = append(page.Entries, r.Entry)
+			lastSeq = r.Seq
+		}
+		return nil
+	})
+	return page, err
+}
+
+// Entry returns a stored entry as operators see it (hidden ones included,
+// with request_id); found is false for unknown or deleted ids.
+func (f *FSM) Entry(id string) (e restarea.Entry, found bool, err error) {
+	err = f.view(func(tx *bolt.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil || r == nil {
+			return err
+		}
+		e, found = r.Entry, true
+		return nil
+	})
+	return e, found, err
+}
+
+// Settings returns the settings in force, and whether any were ever
+// stored (false means the built-in defaults apply).
+func (f *FSM) Settings() (restarea.Settings, error) {
+	var s restarea.Settings
+	err := f.view(func(tx *bolt.Tx) error {
+		s = getSettings(tx).Settings
+		return nil
+	})
+	return s, err
+}
+
+// Count returns the number of stored entries.
+func (f *FSM) Count() (uint64, error) {
+	var n uint64
+	err := f.view(func(tx *bolt.Tx) error {
+		n = readU64(tx.Bucket(bMeta).Get(kEntries))
+		return nil
+	})
+	return n, err
+}
+
+func cursorString(seq uint64) *string {
+	s := base64.RawURLEncoding.EncodeToString(u64(seq))
+	return &s
+}
+
+// pageArgs checks a cursor and a limit. A cursor is the opaque encoding of
+// the sequence number of the last entry of the previous page.
+func pageArgs(cursor string, limit int) ([]byte, int, error) {
+	switch {
+	case limit == 0:
+		limit = restarea.DefaultPageLimit
+	case limit < 0 || limit > restarea.MaxPageLimit:
+		return nil, 0, restarea.Errorf(restarea.CodeInvalidRequest, "limit must be between 1 and %d", restarea.MaxPageLimit)
+	}
+	if cursor == "" {
+		return nil, limit, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) != 8 {
+		return nil, 0, restarea.Errorf(restarea.CodeInvalidRequest, "cursor is not valid; pass next_cursor from a previous page")
+	}
+	return b, limit, nil
+}

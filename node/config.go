@@ -1,0 +1,151 @@
+package node
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/restarea/restarea"
+)
+
+// Config is everything a node needs. Zero values take the defaults of
+// `restarea serve` with no flags (see Defaults).
+type Config struct {
+	DataDir string
+	// HTTPAddr is where REST, MCP, pages and metrics are served.
+	HTTPAddr string
+	// RaftAddr is the raft and internal-channel listener; RaftAdvertise is
+	// the address other nodes dial ("" → RaftAddr).
+	RaftAddr      string
+	RaftAdvertise string
+	// NodeID names this node in the cluster; "" → generated once and kept
+	// in DataDir/node-id.
+	NodeID string
+	// PublicURL is the base of entry urls, the same on every node.
+	PublicURL string
+	// AdminToken enables the admin API; "" leaves it off (404).
+	AdminToken     string
+	TrustedProxies []netip.Prefix
+	AllowedOrigins []string
+
+	// RatePerSource and RateGlobal seed the replicated settings; an
+	// operator's change through the admin API takes precedence.
+	RatePerSource      restarea.Limit
+	RateGlobal         restarea.Limit
+	Retention          time.Duration
+	TombstoneRetention time.Duration
+	// ExpireInterval is how often the leader proposes expiry.
+	ExpireInterval time.Duration
+
+	// ApplyTimeout bounds one write through raft; past it the answer is
+	// 503 unavailable (outcome unknown).
+	ApplyTimeout time.Duration
+	// LeaderWait bounds how long a write waits for a leader to exist.
+	LeaderWait time.Duration
+
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	SnapshotThreshold  uint64
+	SnapshotInterval   time.Duration
+	TrailingLogs       uint64
+
+	// Now is the clock the leader stamps commands with (tests inject one).
+	Now func() time.Time
+
+	Logger *slog.Logger
+	// RaftLogOutput receives hashicorp/raft's own log lines (warnings and
+	// errors); nil → stderr.
+	RaftLogOutput io.Writer
+	Version       string
+}
+
+// Defaults returns the configuration of `restarea serve` with no flags.
+func Defaults() Config {
+	return Config{
+		DataDir:            "./data",
+		HTTPAddr:           "127.0.0.1:8080",
+		RaftAddr:           "127.0.0.1:8300",
+		RatePerSource:      restarea.Limit{Count: 30, WindowSeconds: 60},
+		RateGlobal:         restarea.Limit{Count: 2000, WindowSeconds: 3600},
+		Retention:          90 * 24 * time.Hour,
+		TombstoneRetention: 30 * 24 * time.Hour,
+		ExpireInterval:     time.Minute,
+		ApplyTimeout:       10 * time.Second,
+		LeaderWait:         5 * time.Second,
+		HeartbeatTimeout:   1000 * time.Millisecond,
+		ElectionTimeout:    1000 * time.Millisecond,
+		LeaderLeaseTimeout: 500 * time.Millisecond,
+		SnapshotThreshold:  8192,
+		SnapshotInterval:   2 * time.Minute,
+		TrailingLogs:       10240,
+	}
+}
+
+// withDefaults fills every zero field from Defaults.
+func (c Config) withDefaults() Config {
+	d := Defaults()
+	set := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	setD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	set(&c.DataDir, d.DataDir)
+	set(&c.HTTPAddr, d.HTTPAddr)
+	set(&c.RaftAddr, d.RaftAddr)
+	if c.RatePerSource == (restarea.Limit{}) {
+		c.RatePerSource = d.RatePerSource
+	}
+	if c.RateGlobal == (restarea.Limit{}) {
+		c.RateGlobal = d.RateGlobal
+	}
+	setD(&c.Retention, d.Retention)
+	setD(&c.TombstoneRetention, d.TombstoneRetention)
+	setD(&c.ExpireInterval, d.ExpireInterval)
+	setD(&c.ApplyTimeout, d.ApplyTimeout)
+	setD(&c.LeaderWait, d.LeaderWait)
+	setD(&c.HeartbeatTimeout, d.HeartbeatTimeout)
+	setD(&c.ElectionTimeout, d.ElectionTimeout)
+	setD(&c.LeaderLeaseTimeout, d.LeaderLeaseTimeout)
+	setD(&c.SnapshotInterval, d.SnapshotInterval)
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = d.SnapshotThreshold
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = d.TrailingLogs
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if err := c.RatePerSource.Validate("rate-per-source"); err != nil {
+		return fmt.Errorf("%s", restarea.ErrorMessage(err))
+	}
+	if err := c.RateGlobal.Validate("rate-global"); err != nil {
+		return fmt.Errorf("%s", restarea.ErrorMessage(err))
+	}
+	if c.PublicURL != "" && !(strings.HasPrefix(c.PublicURL, "http://") || strings.HasPrefix(c.PublicURL, "https://")) {
+		return fmt.Errorf("public-url %q must start with http:// or https://", c.PublicURL)
+	}
+	if c.Retention < 0 || c.TombstoneRetention < 0 {
+		return fmt.Errorf("retention must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
+)
+
+// expireBatch bounds one expiry command, so retention never makes one huge
+// transaction; the leader repeats at once while there is more to expire.
+const expireBatch = 1000
+
+// leaderLoop runs the leader's duties: on gaining leadership it seeds the
+// configured limits, and while leader it proposes expiry on a timer.
+// Decisions about time are the leader's, replicated as commands, so every
+// node drops the same entries.
+func (n *Node) leaderLoop() {
+	defer n.wg.Done()
+	obs := make(chan raft.Observation, 8)
+	o := raft.NewObserver(obs, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(o)
+	defer n.raft.DeregisterObserver(o)
+
+	tick := time.NewTicker(n.cfg.ExpireInterval)
+	defer tick.Stop()
+	wasLeader := false
+	check := func() {
+		leader := n.IsLeader()
+		if leader && !wasLeader {
+			n.onLeader()
+		}
+		wasLeader = leader
+	}
+	check()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-obs:
+			check()
+		case <-tick.C:
+			check()
+			if wasLeader {
+				n.expire()
+			}
+		}
+	}
+}
+
+func (n *Node) onLeader() {
+	n.log.Info("became leader", "node_id", n.id, "term", n.raft.CurrentTerm())
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
+	defer cancel()
+	per, glob := n.cfg.RatePerSource, n.cfg.RateGlobal
+	_, err := n.propose(ctx, &fsm.Command{Op: fsm.OpConfigure, Settings: &fsm.SettingsCommand{
+		FromConfig: true,
+		Patch:      restarea.SettingsPatch{PerSourceLimit: &per, GlobalLimit: &glob},
+	}})
+	if err != nil {
+		n.log.Warn("could not apply configured limits", "err", err)
+	}
+	n.expire()
+}
+
+// Expire proposes expiry commands until nothing is left to expire (or
+// this node stops being the leader). Exported for tests that drive time
+// with an injected clock.
+func (n *Node) Expire() { n.expire() }
+
+func (n *Node) expire() {
+	for i := 0; i < 100 && n.IsLeader(); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
+		res, err := n.propose(ctx, &fsm.Command{Op: fsm.OpExpire, Expire: &fsm.ExpireCommand{
+			Retention: n.cfg.Retention, TombstoneRetention: n.cfg.TombstoneRetention, MaxItems: expireBatch,
+		}})
+		cancel()
+		if err != nil {
+			n.log.Warn("expiry failed", "err", err)
+			return
+		}
+		if res.Expired > 0 {
+			n.log.Info("expired entries and tombstones", "count", res.Expired)
+			n.met.expired.Add(float64(res.Expired))
+		}
+		if res.Expired < expireBatch {
+			return
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package node
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/restarea/restarea"
+)
+
+type metrics struct {
+	posts        *prometheus.CounterVec
+	applyLatency prometheus.Histogram
+	batchSize    prometheus.Histogram
+	batchSeconds prometheus.Histogram
+	expired      prometheus.Counter
+	reg          *prometheus.Registry
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		reg: reg,
+		posts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "restarea_posts_total",
+			Help: "Post attempts answered by this node, by outcome (created, replayed or an error code) and channel.",
+		}, []string{"outcome", "channel"}),
+		applyLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "restarea_raft_apply_seconds",
+			Help:    "Time from proposing a command on the leader to its result.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "restarea_fsm_batch_size",
+			Help:    "Log entries applied per state-machine transaction.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+		}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "restarea_fsm_apply_seconds",
+			Help:    "Time to apply one batch to the state file (one transaction and fsync).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_expired_total",
+			Help: "Entries and tombstones removed by retention (on the leader that proposed it).",
+		}),
+	}
+	reg.MustRegister(m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.expired,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observeBatch(size int, d time.Duration) {
+	m.batchSize.Observe(float64(size))
+	m.batchSeconds.Observe(d.Seconds())
+}
+
+func (m *metrics) countPost(ch restarea.Channel, res restarea.PostResult, err error) {
+	outcome := "created"
+	switch {
+	case err != nil:
+		outcome = string(restarea.ErrorCode(err))
+		var e *restarea.Error
+		if !errors.As(err, &e) {
+			outcome = "internal"
+		}
+	case res.Replayed:
+		outcome = "replayed"
+	}
+	m.posts.WithLabelValues(outcome, string(ch)).Inc()
+}
+
+// watchRaft exports raft's state and indexes, read when scraped.
+func (m *metrics) watchRaft(n *Node) {
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	m.reg.MustRegister(
+		gauge("restarea_raft_state", "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.", func() float64 {
+			return float64(n.raft.State())
+		}),
+		gauge("restarea_raft_is_leader", "1 when this node is the leader.", func() float64 {
+			if n.raft.State() == raft.Leader {
+				return 1
+			}
+			return 0
+		}),
+		gauge("restarea_raft_term", "Current raft term.", func() float64 { return float64(n.raft.CurrentTerm()) }),
+		gauge("restarea_raft_commit_index", "Highest log index known committed.", func() float64 { return float64(n.raft.CommitIndex()) }),
+		gauge("restarea_fsm_applied_index", "Highest log index applied to the state file.", func() float64 { return float64(n.fsm.AppliedIndex()) }),
+		gauge("restarea_entries", "Entries stored (questions and replies, hidden ones included).", func() float64 {
+			c, _ := n.fsm.Count()
+			return float64(c)
+		}),
+	)
+}

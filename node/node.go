@@ -1,0 +1,298 @@
+// Package node runs one rest.area node: it opens the state file and the
+// raft log, starts hashicorp/raft, implements the service interfaces that
+// the REST, MCP and page adapters call, proposes retention on the leader,
+// and serves HTTP. Package cmd/restarea only turns flags into a Config.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
+)
+
+// Node is one running member of a rest.area cluster. It implements
+// restarea.Service and restarea.AdminService.
+type Node struct {
+	cfg  Config
+	log  *slog.Logger
+	id   string
+	fsm  *fsm.FSM
+	logs *raftboltdb.BoltStore
+	raft *raft.Raft
+	tr   *raft.NetworkTransport
+	reg  *prometheus.Registry
+	met  *metrics
+
+	// forwarder sends a command to the leader when this node is a
+	// follower; nil on a node that cannot forward.
+	forwarder func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
+	// readIndex asks the leader for a commit index it has confirmed, for
+	// strong reads on a follower.
+	readIndex func(ctx context.Context) (uint64, error)
+
+	httpLn  net.Listener
+	httpSrv *http.Server
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ restarea.Service      = (*Node)(nil)
+	_ restarea.AdminService = (*Node)(nil)
+)
+
+// Start opens the data directory, starts raft (bootstrapping a cluster of
+// one on first start) and serves HTTP on cfg.HTTPAddr. Close stops it.
+func Start(cfg Config) (*Node, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry()}
+	if err := n.open(); err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	if err := n.serveHTTP(); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.wg.Add(1)
+	go n.leaderLoop()
+	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
+	return n, nil
+}
+
+func (n *Node) open() error {
+	cfg := n.cfg
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	id, err := nodeID(cfg.DataDir, cfg.NodeID)
+	if err != nil {
+		return err
+	}
+	n.id = id
+	n.met = newMetrics(n.reg)
+
+	n.fsm, err = fsm.Open(filepath.Join(cfg.DataDir, "state.db"), fsm.Options{
+		Logger:  n.log,
+		Observe: n.met.observeBatch,
+	})
+	if err != nil {
+		return err
+	}
+	n.logs, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+	if err != nil {
+		return fmt.Errorf("raft log: %w", err)
+	}
+	out := cfg.RaftLogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: out, JSONFormat: true})
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir, "snapshots"), 2, hl)
+	if err != nil {
+		return fmt.Errorf("snapshot store: %w", err)
+	}
+	var adv net.Addr
+	if cfg.RaftAdvertise != "" {
+		adv, err = net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
+		if err != nil {
+			return fmt.Errorf("raft advertise address: %w", err)
+		}
+	}
+	n.tr, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 8, 10*time.Second, hl)
+	if err != nil {
+		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(id)
+	rc.Logger = hl
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	rc.TrailingLogs = cfg.TrailingLogs
+	// The state file records its applied index in the same transaction as
+	// the changes, and the FSM skips entries at or below it, so restoring
+	// the last snapshot on start would only redo work.
+	rc.NoSnapshotRestoreOnStart = true
+	// Let the leader gather concurrent proposals into one log append.
+	rc.BatchApplyCh = true
+
+	logs := raft.LogStore(n.logs)
+	if cached, err := raft.NewLogCache(1024, n.logs); err == nil {
+		logs = cached
+	}
+	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.logs, snaps, n.tr)
+	if err != nil {
+		return fmt.Errorf("raft: %w", err)
+	}
+	has, err := raft.HasExistingState(n.logs, n.logs, snaps)
+	if err != nil {
+		return fmt.Errorf("raft state: %w", err)
+	}
+	if !has {
+		f := n.raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{
+			Suffrage: raft.Voter, ID: rc.LocalID, Address: n.tr.LocalAddr(),
+		}}})
+		if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			return fmt.Errorf("bootstrap: %w", err)
+		}
+		n.log.Info("bootstrapped a new single-node cluster", "node_id", id)
+	}
+	n.met.watchRaft(n)
+	return nil
+}
+
+// nodeID returns the configured id, or the one kept in dir, or a new one
+// written there.
+func nodeID(dir, configured string) (string, error) {
+	path := filepath.Join(dir, "node-id")
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		stored := strings.TrimSpace(string(b))
+		if configured != "" && configured != stored {
+			return "", fmt.Errorf("node id %q differs from %q stored in %s; a data directory belongs to one node", configured, stored, path)
+		}
+		return stored, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	id := configured
+	if id == "" {
+		id = "node-" + uuid.NewString()[:8]
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o640); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
+}
+
+// ID returns the node's id.
+func (n *Node) ID() string { return n.id }
+
+// HTTPAddr returns the address the HTTP server listens on.
+func (n *Node) HTTPAddr() string {
+	if n.httpLn == nil {
+		return n.cfg.HTTPAddr
+	}
+	return n.httpLn.Addr().String()
+}
+
+// RaftAddr returns the raft address other nodes dial.
+func (n *Node) RaftAddr() string { return string(n.tr.LocalAddr()) }
+
+// URL returns the base URL of this node's HTTP server.
+func (n *Node) URL() string { return "http://" + n.HTTPAddr() }
+
+// publicURL is the base of entry urls.
+func (n *Node) publicURL() string {
+	if n.cfg.PublicURL != "" {
+		return strings.TrimRight(n.cfg.PublicURL, "/")
+	}
+	return n.URL()
+}
+
+// Registry returns the node's Prometheus registry (served at /metrics).
+func (n *Node) Registry() *prometheus.Registry { return n.reg }
+
+// WaitLeader blocks until the cluster has a leader or ctx ends.
+func (n *Node) WaitLeader(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return restarea.Errorf(restarea.CodeUnavailable, "no leader elected yet").WithRetryAfter(time.Second)
+		case <-n.stop:
+			return restarea.Errorf(restarea.CodeUnavailable, "node is shutting down").WithRetryAfter(time.Second)
+		case <-t.C:
+		}
+	}
+}
+
+// IsLeader reports whether this node is the raft leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Ready reports whether the node can serve: it knows a leader and has
+// applied everything it knows to be committed.
+func (n *Node) Ready() error {
+	select {
+	case <-n.stop:
+		return errors.New("shutting down")
+	default:
+	}
+	if addr, _ := n.raft.LeaderWithID(); addr == "" {
+		return errors.New("no leader")
+	}
+	if a, c := n.fsm.AppliedIndex(), n.raft.CommitIndex(); a < c {
+		return fmt.Errorf("catching up: applied %d of %d", a, c)
+	}
+	return nil
+}
+
+// WriteBackup streams a consistent copy of the state file to w.
+func (n *Node) WriteBackup(w io.Writer) (int64, error) { return n.fsm.WriteTo(w) }
+
+// Close stops serving, shuts raft down and closes the stores. It is safe
+// to call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.stop)
+		if n.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			n.httpSrv.Shutdown(ctx)
+			cancel()
+		}
+		n.wg.Wait()
+		if n.raft != nil {
+			if err := n.raft.Shutdown().Error(); err != nil {
+				n.closeErr = err
+			}
+		}
+		n.closeStores()
+		n.log.Info("node stopped", "node_id", n.id)
+	})
+	return n.closeErr
+}
+
+func (n *Node) closeStores() {
+	if n.tr != nil {
+		n.tr.Close()
+	}
+	if n.logs != nil {
+		n.logs.Close()
+	}
+	if n.fsm != nil {
+		n.fsm.Close()
+	}
+}

@@ -1,0 +1,129 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/raft"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
+)
+
+// errNotApplied marks raft errors after which the command certainly was
+// not appended, so trying again cannot apply it twice.
+var errNotApplied = errors.New("not applied")
+
+func unavailable(format string, args ...any) *restarea.Error {
+	return restarea.Errorf(restarea.CodeUnavailable, format, args...).WithRetryAfter(time.Second)
+}
+
+// propose commits cmd through raft and returns the state machine's result.
+// It waits (bounded by LeaderWait) for a leader, and retries only when raft
+// says the command was not appended. Any other failure — leadership lost
+// while waiting, shutdown, a timeout — means the outcome is unknown and
+// is answered 503 unavailable, which a client resolves by retrying with
+// the same request_id.
+func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
+	defer cancel()
+	for {
+		if err := n.WaitLeader(waitCtx); err != nil {
+			return nil, err
+		}
+		if n.IsLeader() {
+			res, err := n.applyLocal(ctx, cmd)
+			if !errors.Is(err, errNotApplied) {
+				return res, err
+			}
+		} else if res, err := n.forward(ctx, cmd); !errors.Is(err, errNotApplied) {
+			return res, err
+		}
+		select {
+		case <-waitCtx.Done():
+			return nil, unavailable("the cluster did not accept the write in time (leader changing); retry with the same request_id")
+		case <-n.stop:
+			return nil, unavailable("node is shutting down; retry with the same request_id")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// applyLocal stamps cmd with the leader's clock and a new entry id, and
+// applies it. It must run on the leader.
+func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	cmd.Time = n.cfg.Now().UTC().Truncate(time.Millisecond).UnixNano()
+	if cmd.Post != nil && cmd.Post.NewID == "" {
+		cmd.Post.NewID = uuid.NewString()
+	}
+	data, err := cmd.Encode()
+	if err != nil {
+		return nil, err
+	}
+	timeout := n.cfg.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < timeout {
+			timeout = left
+		}
+	}
+	if timeout <= 0 {
+		return nil, unavailable("request deadline passed before the write was proposed")
+	}
+	start := time.Now()
+	f := n.raft.Apply(data, timeout)
+	err = f.Error()
+	n.met.applyLatency.Observe(time.Since(start).Seconds())
+	switch {
+	case err == nil:
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout):
+		return nil, errNotApplied
+	default:
+		n.log.Warn("write outcome unknown", "op", cmd.Op, "err", err)
+		return nil, unavailable("the write may or may not have been committed (%v); retry with the same request_id", err)
+	}
+	res, ok := f.Response().(*fsm.Result)
+	if !ok || res == nil {
+		return nil, unavailable("the write was committed but its result is unknown; retry with the same request_id")
+	}
+	return res, nil
+}
+
+// forward sends cmd to the leader. A single node is always its own leader;
+// forwarding between nodes is provided by the cluster channel.
+func (n *Node) forward(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	if n.forwarder == nil {
+		return nil, errNotApplied
+	}
+	res, err := n.forwarder(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	// Read-your-writes: answer only once this node has applied it too.
+	if err := n.waitApplied(ctx, res.Index); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// waitApplied blocks until the local state machine has applied index.
+func (n *Node) waitApplied(ctx context.Context, index uint64) error {
+	if n.fsm.AppliedIndex() >= index {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
+	defer cancel()
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for n.fsm.AppliedIndex() < index {
+		select {
+		case <-ctx.Done():
+			return unavailable("the write was committed but this node has not applied it yet; retry with the same request_id")
+		case <-n.stop:
+			return unavailable("node is shutting down; retry with the same request_id")
+		case <-t.C:
+		}
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package node
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
+)
+
+// Post validates req (400 before anything is proposed) and decides it in
+// the replicated state machine.
+func (n *Node) Post(ctx context.Context, req restarea.PostRequest, meta restarea.PostMeta) (restarea.PostResult, error) {
+	return n.post(ctx, req, meta, false)
+}
+
+func (n *Node) post(ctx context.Context, req restarea.PostRequest, meta restarea.PostMeta, operator bool) (restarea.PostResult, error) {
+	channel := meta.Channel
+	if !channel.Valid() {
+		channel = restarea.ChannelHTTP
+	}
+	res, err := n.decidePost(ctx, req, meta, channel, operator)
+	n.met.countPost(channel, res, err)
+	return res, err
+}
+
+func (n *Node) decidePost(ctx context.Context, req restarea.PostRequest, meta restarea.PostMeta, channel restarea.Channel, operator bool) (restarea.PostResult, error) {
+	req, err := req.Normalize()
+	if err != nil {
+		return restarea.PostResult{}, err
+	}
+	if operator && req.Type != restarea.TypeQuestion {
+		return restarea.PostResult{}, restarea.Errorf(restarea.CodeInvalidRequest, "type must be question: operators post questions")
+	}
+	attempt := meta.AttemptID
+	if attempt == "" {
+		attempt = uuid.NewString()
+	}
+	res, err := n.propose(ctx, &fsm.Command{Op: fsm.OpPost, Post: &fsm.PostCommand{
+		Request: req, Source: meta.Source, Channel: channel, AttemptID: attempt, ByOperator: operator,
+	}})
+	if err != nil {
+		return restarea.PostResult{}, err
+	}
+	if err := res.Error(); err != nil {
+		return restarea.PostResult{}, err
+	}
+	e := *res.Entry
+	e.SetURLs(n.publicURL())
+	return restarea.PostResult{Entry: e, Replayed: res.Replayed}, nil
+}
+
+// readBarrier makes a strong read linearizable: the leader confirms its
+// leadership, and the read waits until the state reflects every write
+// committed before it began.
+func (n *Node) readBarrier(ctx context.Context, c restarea.Consistency) error {
+	if c != restarea.ConsistencyStrong {
+		return nil
+	}
+	if err := n.WaitLeader(ctx); err != nil {
+		return err
+	}
+	var index uint64
+	if n.IsLeader() {
+		index = n.raft.CommitIndex()
+		if err := n.raft.VerifyLeader().Error(); err != nil {
+			return unavailable("leadership could not be confirmed for a strong read: %v", err)
+		}
+	} else {
+		if n.readIndex == nil {
+			return unavailable("this node is not the leader and cannot reach it for a strong read")
+		}
+		var err error
+		if index, err = n.readIndex(ctx); err != nil {
+			return err
+		}
+	}
+	return n.waitApplied(ctx, index)
+}
+
+func canonicalID(id string) (string, error) {
+	if !restarea.ValidUUID(id) {
+		return "", restarea.Errorf(restarea.CodeNotFound, "no entry has id %q", id)
+	}
+	return strings.ToLower(id), nil
+}
+
+func (n *Node) withURL(e restarea.Entry) restarea.Entry {
+	e.SetURLs(n.publicURL())
+	return e
+}
+
+func (n *Node) withURLs(es []restarea.Entry) []restarea.Entry {
+	for i := range es {
+		es[i].SetURLs(n.publicURL())
+	}
+	return es
+}
+
+// ListThreads returns public questions, newest first.
+func (n *Node) ListThreads(ctx context.Context, opts restarea.ListOptions) (restarea.ThreadPage, error) {
+	if err := n.readBarrier(ctx, opts.Consistency); err != nil {
+		return restarea.ThreadPage{}, err
+	}
+	p, err := n.fsm.Threads(opts.Cursor, opts.Limit)
+	p.Threads = n.withURLs(p.Threads)
+	return p, err
+}
+
+// GetThread returns a public question.
+func (n *Node) GetThread(ctx context.Context, id string, opts restarea.ReadOptions) (restarea.Entry, error) {
+	id, err := canonicalID(id)
+	if err != nil {
+		return restarea.Entry{}, err
+	}
+	if err := n.readBarrier(ctx, opts.Consistency); err != nil {
+		return restarea.Entry{}, err
+	}
+	e, err := n.fsm.Thread(id)
+	return n.withURL(e), err
+}
+
+// ListReplies returns the public replies of a public question.
+func (n *Node) ListReplies(ctx context.Context, threadID string, opts restarea.ListOptions) (restarea.ReplyPage, error) {
+	threadID, err := canonicalID(threadID)
+	if err != nil {
+		return restarea.ReplyPage{}, err
+	}
+	if err := n.readBarrier(ctx, opts.Consistency); err != nil {
+		return restarea.ReplyPage{}, err
+	}
+	p, err := n.fsm.Replies(threadID, opts.Cursor, opts.Limit)
+	p.Replies = n.withURLs(p.Replies)
+	return p, err
+}
+
+// GetReply returns a public reply of a public question.
+func (n *Node) GetReply(ctx context.Context, id string, opts restarea.ReadOptions) (restarea.Entry, error) {
+	id, err := canonicalID(id)
+	if err != nil {
+		return restarea.Entry{}, err
+	}
+	if err := n.readBarrier(ctx, opts.Consistency); err != nil {
+		return restarea.Entry{}, err
+	}
+	e, err := n.fsm.Reply(id)
+	return n.withURL(e), err
+}
