@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -254,14 +253,11 @@ func (n *Node) Ready() error {
 	if addr, _ := n.raft.LeaderWithID(); addr == "" {
 		return errors.New("no leader")
 	}
-	if a, c := n.fsm.AppliedIndex(), n.raft.CommitIndex(); a < c {
+	if a, c := n.raft.AppliedIndex(), n.raft.CommitIndex(); a < c {
 		return fmt.Errorf("catching up: applied %d of %d", a, c)
 	}
 	return nil
 }
-
-// WriteBackup streams a consistent copy of the state file to w.
-func (n *Node) WriteBackup(w io.Writer) (int64, error) { return n.fsm.WriteTo(w) }
 
 // Close stops serving, shuts raft down and closes the stores. It is safe
 // to call more than once.

@@ -108,15 +108,18 @@ func (n *Node) forward(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 }
 
 // waitApplied blocks until the local state machine has applied index.
+// It uses raft's applied index, which also counts the entries the state
+// machine never sees (a new leader's no-op, configuration changes), so a
+// commit index taken from raft is always reached.
 func (n *Node) waitApplied(ctx context.Context, index uint64) error {
-	if n.fsm.AppliedIndex() >= index {
+	if n.raft.AppliedIndex() >= index {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
 	defer cancel()
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
-	for n.fsm.AppliedIndex() < index {
+	for n.raft.AppliedIndex() < index {
 		select {
 		case <-ctx.Done():
 			return unavailable("the write was committed but this node has not applied it yet; retry with the same request_id")

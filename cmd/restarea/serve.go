@@ -1,0 +1,99 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/node"
+)
+
+func init() {
+	register("serve", "run a node (a single-node cluster with no flags)", runServe)
+}
+
+func runServe(args []string) int {
+	d := node.Defaults()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	dataDir := fs.String("data-dir", d.DataDir, "directory for the raft log, snapshots and state")
+	httpAddr := fs.String("http-addr", d.HTTPAddr, "address for REST, MCP, pages and /metrics")
+	raftAddr := fs.String("raft-addr", d.RaftAddr, "address for raft traffic between nodes")
+	raftAdv := fs.String("raft-advertise", "", "raft address other nodes dial (default: --raft-addr)")
+	nodeID := fs.String("node-id", "", "node id (default: generated once and kept in the data dir)")
+	publicURL := fs.String("public-url", "", "base of entry urls, the same on every node (default: http://HTTP-ADDR)")
+	adminToken := fs.String("admin-token", "", "bearer token for /api/v1/admin/ (empty: admin API off)")
+	perSource := fs.String("rate-per-source", "30/m", "post attempts per source, e.g. 30/m")
+	global := fs.String("rate-global", "2000/h", "new entries site-wide, e.g. 2000/h")
+	retention := fs.String("retention", "90d", "how long entries are kept")
+	tombRetention := fs.String("tombstone-retention", "30d", "how long deleted entries' request_ids are remembered")
+	proxies := fs.String("trusted-proxies", "", "comma-separated IPs/CIDRs whose X-Forwarded-For is believed")
+	origins := fs.String("allowed-origins", "", "comma-separated extra Origins allowed on /mcp")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	snapThreshold := fs.Uint64("snapshot-threshold", d.SnapshotThreshold, "log entries between snapshots")
+	trailing := fs.Uint64("trailing-logs", d.TrailingLogs, "log entries kept after a snapshot")
+	if !parseFlags(fs, args) {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "restarea serve: "+format+"\n", a...)
+		return 2
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fail("--log-level: %v", err)
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+
+	cfg := d
+	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
+	cfg.NodeID, cfg.PublicURL, cfg.AdminToken = *nodeID, *publicURL, *adminToken
+	cfg.SnapshotThreshold, cfg.TrailingLogs = *snapThreshold, *trailing
+	cfg.Logger, cfg.Version = logger, version
+	var err error
+	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
+		return fail("--rate-per-source: %v", err)
+	}
+	if cfg.RateGlobal, err = restarea.ParseLimit(*global); err != nil {
+		return fail("--rate-global: %v", err)
+	}
+	if cfg.Retention, err = restarea.ParseDuration(*retention); err != nil || cfg.Retention <= 0 {
+		return fail("--retention %q: want a positive duration such as 90d or 2160h", *retention)
+	}
+	if cfg.TombstoneRetention, err = restarea.ParseDuration(*tombRetention); err != nil || cfg.TombstoneRetention <= 0 {
+		return fail("--tombstone-retention %q: want a positive duration such as 30d", *tombRetention)
+	}
+	if cfg.TrustedProxies, err = httpx.ParseTrustedProxies(*proxies); err != nil {
+		return fail("--trusted-proxies: %v", err)
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
+		}
+	}
+
+	n, err := node.Start(cfg)
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "rest.area node %s serving on %s (raft %s, data %s)\n", n.ID(), n.URL(), n.RaftAddr(), cfg.DataDir)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	logger.Info("shutting down", "signal", s.String())
+	signal.Stop(sig)
+	if err := n.Close(); err != nil {
+		logger.Error("shutdown", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,285 @@
+package node_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/node"
+	"github.com/restarea/restarea/node/nodetest"
+)
+
+// TestMain lets this test binary also run as a node process, so a test
+// can SIGKILL a real node without building anything.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("RESTAREA_HELPER_NODE"); dir != "" {
+		os.Exit(helperNode(dir))
+	}
+	os.Exit(m.Run())
+}
+
+func helperNode(dir string) int {
+	cfg := node.Defaults()
+	cfg.DataDir = dir
+	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.RaftAddr = os.Getenv("RESTAREA_HELPER_RAFT")
+	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
+	cfg.Logger = nodetest.Logger()
+	cfg.RaftLogOutput = io.Discard
+	cfg.RatePerSource = restarea.Limit{Count: 1000, WindowSeconds: 60}
+	n, err := node.Start(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(n.URL())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	<-sig
+	n.Close()
+	return 0
+}
+
+type helperProc struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startHelper(t *testing.T, dir, raftAddr string) *helperProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RESTAREA_HELPER_NODE="+dir, "RESTAREA_HELPER_RAFT="+raftAddr)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("helper node did not start: %v", err)
+	}
+	h := &helperProc{cmd: cmd, url: strings.TrimSpace(line)}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(h.url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return h
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("helper node at %s never became ready", h.url)
+	return nil
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	n := nodetest.Start(t)
+	addr := n.RaftAddr()
+	n.Close()
+	return addr
+}
+
+func postJSON(t *testing.T, url string, req restarea.PostRequest) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(req)
+	resp, err := http.Post(url+"/api/v1/entries", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data  map[string]any `json:"data"`
+		Error map[string]any `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	if body.Data == nil {
+		return resp.StatusCode, body.Error
+	}
+	return resp.StatusCode, body.Data
+}
+
+// A node killed with SIGKILL (no shutdown at all) and restarted on its
+// data dir still has every acknowledged entry, answers their replays with
+// 200 replayed, and stores nothing twice.
+func TestKillAndRestartKeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	dir := t.TempDir()
+	raftAddr := freeAddr(t)
+	h := startHelper(t, dir, raftAddr)
+	reqs := make([]restarea.PostRequest, 20)
+	ids := map[string]string{}
+	for i := range reqs {
+		reqs[i] = question(uuid.NewString())
+		reqs[i].Title = fmt.Sprintf("question %d", i)
+		code, data := postJSON(t, h.url, reqs[i])
+		if code != http.StatusCreated {
+			t.Fatalf("post %d: %d %v", i, code, data)
+		}
+		ids[reqs[i].RequestID] = data["id"].(string)
+	}
+	h.cmd.Process.Signal(syscall.SIGKILL)
+	h.cmd.Wait()
+
+	h = startHelper(t, dir, raftAddr)
+	for _, r := range reqs {
+		code, data := postJSON(t, h.url, r)
+		if code != http.StatusOK || data["replayed"] != true || data["id"] != ids[r.RequestID] {
+			t.Fatalf("replay after kill: %d %v, want 200 replayed id %s", code, data, ids[r.RequestID])
+		}
+	}
+	resp, err := http.Get(h.url + "/api/v1/threads?limit=200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Data restarea.ThreadPage `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&page)
+	if len(page.Data.Threads) != len(reqs) {
+		t.Fatalf("%d threads after restart, want %d", len(page.Data.Threads), len(reqs))
+	}
+}
+
+// A graceful stop and restart on the same data dir keeps everything, and
+// the state machine does not apply the log a second time.
+func TestRestartDoesNotReapply(t *testing.T) {
+	dir := t.TempDir()
+	cfg := nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) { c.PublicURL = "https://rest.example" }))
+	n, err := node.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodetest.WaitReady(t, n)
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelMCP}
+	q, err := n.Post(ctx, question(uuid.NewString()), meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: q.Entry.ID,
+		Body: "an answer", Actor: restarea.Actor{Name: "b"}, SubmissionMode: restarea.ModeManual}
+	if _, err := n.Post(ctx, reply, meta); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := n.ListEntries(ctx, restarea.ListOptions{})
+	n.Close()
+
+	n2 := nodetest.StartConfig(t, cfg)
+	after, err := n2.ListEntries(ctx, restarea.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !jsonEqual(t, before, after) {
+		t.Fatalf("entries changed across restart:\n%+v\n%+v", before, after)
+	}
+	res, err := n2.Post(ctx, reply, restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelHTTP})
+	if err != nil || !res.Replayed || res.Entry.Channel != restarea.ChannelMCP {
+		t.Fatalf("replay after restart: %+v %v", res, err)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b any) bool {
+	t.Helper()
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// A backup restored into a fresh node answers every read byte for byte
+// like the node it came from, and keeps answering replays.
+func TestBackupRestoreIdenticalAnswers(t *testing.T) {
+	const base = "https://rest.example"
+	src := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.PublicURL = base }))
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "198.51.100.7", Channel: restarea.ChannelHTTP}
+	var qs []restarea.PostResult
+	var reqs []restarea.PostRequest
+	for i := range 5 {
+		r := question(uuid.NewString())
+		r.Title = fmt.Sprintf("q%d", i)
+		res, err := src.Post(ctx, r, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, reqs = append(qs, res), append(reqs, r)
+		for j := range 3 {
+			_, err := src.Post(ctx, restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply,
+				ParentID: res.Entry.ID, Body: fmt.Sprintf("reply %d", j), Actor: restarea.Actor{Name: "r"},
+				SubmissionMode: restarea.ModeAssisted}, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := src.HideEntry(ctx, qs[1].Entry.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.DeleteEntry(ctx, qs[2].Entry.ID); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	f, err := os.Create(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.WriteBackup(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	dst := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.PublicURL = base }))
+	if err := dst.RestoreBackup(ctx, backup); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	answers := func(n *node.Node) []any {
+		threads, _ := n.ListThreads(ctx, restarea.ListOptions{})
+		all, _ := n.ListEntries(ctx, restarea.ListOptions{})
+		out := []any{threads, all}
+		for _, q := range qs {
+			th, err1 := n.GetThread(ctx, q.Entry.ID, restarea.ReadOptions{})
+			rs, err2 := n.ListReplies(ctx, q.Entry.ID, restarea.ListOptions{})
+			out = append(out, th, fmt.Sprint(err1), rs, fmt.Sprint(err2))
+		}
+		s, _ := n.Settings(ctx)
+		return append(out, s)
+	}
+	if !jsonEqual(t, answers(src), answers(dst)) {
+		t.Fatalf("restored node answers differently")
+	}
+	// Replays still resolve on the restored node, deleted stays deleted.
+	res, err := dst.Post(ctx, reqs[0], meta)
+	if err != nil || !res.Replayed || res.Entry.ID != qs[0].Entry.ID {
+		t.Fatalf("replay on restored node: %+v %v", res, err)
+	}
+	if _, err := dst.Post(ctx, reqs[2], meta); restarea.ErrorCode(err) != restarea.CodeDeleted {
+		t.Fatalf("replay of deleted on restored node: %v", err)
+	}
+	// And the restored node takes new writes.
+	if _, err := dst.Post(ctx, question(uuid.NewString()), meta); err != nil {
+		t.Fatalf("new post after restore: %v", err)
+	}
+}
