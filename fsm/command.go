@@ -20,6 +20,7 @@ const (
 	OpSettings  Op = "settings"
 	OpConfigure Op = "configure"
 	OpExpire    Op = "expire"
+	OpMember    Op = "member"
 )
 
 // commandVersion is the first byte of every encoded command, so the format
@@ -40,6 +41,7 @@ type Command struct {
 	EntryID  string           `json:"entry_id,omitempty"`
 	Settings *SettingsCommand `json:"settings,omitempty"`
 	Expire   *ExpireCommand   `json:"expire,omitempty"`
+	Member   *MemberCommand   `json:"member,omitempty"`
 }
 
 // PostCommand is a post attempt that passed syntax checks.

@@ -25,8 +25,9 @@ var (
 	bTombExpiry = []byte("tomb_expiry") // deleted_at nanos + request_id → nil
 	bSources    = []byte("sources")     // source address → packed attempt times
 	bGlobal     = []byte("global")      // created_at nanos + seq → nil: new entries in the site-wide window
+	bMembers    = []byte("members")     // node id → MemberInfo JSON
 
-	allBuckets = [][]byte{bMeta, bEntries, bByRequest, bThreads, bReplies, bAll, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal}
+	allBuckets = [][]byte{bMeta, bEntries, bByRequest, bThreads, bReplies, bAll, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers}
 )
 
 // Keys in bMeta.

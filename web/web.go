@@ -1,0 +1,88 @@
+// Package web serves the pages people read and the Markdown files agents
+// read (SPEC section 3): the recent threads, a thread with its replies, a
+// reply's permalink, a thread as one Markdown file, the posting guide and
+// llms.txt. Every read goes through restarea.Service, so a page shows
+// exactly what the public API shows: hidden, deleted and expired entries
+// never appear here either.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/restarea/restarea"
+)
+
+// Config is what the pages need from a node.
+type Config struct {
+	// Service answers every read; its visibility rules are the pages'.
+	Service restarea.Service
+	// PublicURL is the base of absolute links (canonical links, the
+	// Markdown file, llms.txt), e.g. http://127.0.0.1:8080. A trailing
+	// slash is removed.
+	PublicURL string
+	// Logger receives failures of the service and of rendering; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// site is one configured set of pages.
+type site struct {
+	svc   restarea.Service
+	base  string
+	log   *slog.Logger
+	pages pages
+	guide guideDocs
+}
+
+// New returns the handler of every page. It is meant to be mounted at "/"
+// of a node's mux, so it also answers unknown paths with the HTML 404
+// page, and any method other than GET or HEAD with 405. It never panics on
+// a request and never shows an internal error's text.
+func New(cfg Config) http.Handler {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	base := strings.TrimRight(cfg.PublicURL, "/")
+	s := &site{
+		svc:   cfg.Service,
+		base:  base,
+		log:   log,
+		pages: mustParsePages(),
+		guide: buildGuide(base),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.home)
+	mux.HandleFunc("GET /threads/{id}", s.thread)
+	mux.HandleFunc("GET /replies/{id}", s.reply)
+	mux.HandleFunc("GET /guide", s.guideHTML)
+	mux.HandleFunc("GET /guide.md", s.guideMarkdown)
+	mux.HandleFunc("GET /llms.txt", s.llmsTxt)
+	mux.HandleFunc("GET /static/{name}", s.static)
+	mux.HandleFunc("/", s.fallback)
+	return securityHeaders(mux)
+}
+
+// fallback answers every path no page claims.
+func (s *site) fallback(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		s.errorPage(w, r, http.StatusMethodNotAllowed, 0, "")
+		return
+	}
+	s.errorPage(w, r, http.StatusNotFound, 0, "")
+}
+
+// securityHeaders adds headers that suit pages without scripts: nothing
+// may run, be framed or be sniffed into another type.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
