@@ -1,0 +1,113 @@
+// Package api is the REST adapter of rest.area (SPEC sections 2–5). It
+// turns requests under /api/, /healthz and /readyz into calls on
+// restarea.Service and restarea.AdminService, and their results and errors
+// into the JSON shapes of SPEC section 4. It checks syntax only (JSON,
+// field types and lengths, UUIDs, query parameters); every decision that
+// depends on stored state is the service's.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
+)
+
+// DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
+// The largest valid post (20,000 characters of body, at most 4 bytes each,
+// plus short fields) fits with room to spare.
+const DefaultMaxBodyBytes = 64 << 10
+
+// Config configures the handler returned by New.
+type Config struct {
+	// Service answers posts and public reads. Required.
+	Service restarea.Service
+	// Admin answers the operators' routes. When it is nil or AdminToken is
+	// empty, every /api/v1/admin/ route answers 404 not_found.
+	Admin restarea.AdminService
+	// AdminToken is the bearer token the admin routes require.
+	AdminToken string
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// deciding a post's source (see httpx.ClientAddr).
+	TrustedProxies []netip.Prefix
+	// Ready reports whether the node can serve: nil error means ready. A
+	// nil Ready means always ready.
+	Ready func() error
+	// Logger receives request and panic logs; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes. A
+	// larger body is answered 413 payload_too_large.
+	MaxBodyBytes int64
+	// Registerer, when not nil, receives restarea_http_requests_total
+	// {route,code} and restarea_http_request_duration_seconds{route}.
+	Registerer prometheus.Registerer
+}
+
+// server holds the resolved configuration; its methods are the handlers.
+type server struct {
+	svc     restarea.Service
+	admin   restarea.AdminService // nil when the admin API is off
+	token   [sha256.Size]byte     // hash of the admin token
+	proxies []netip.Prefix
+	ready   func() error
+	log     *slog.Logger
+	maxBody int64
+	metrics *metrics // nil when no Registerer is configured
+}
+
+// New returns the handler for "/api/", "/healthz" and "/readyz". Every
+// answer it writes is JSON in the shapes of SPEC section 4: unknown paths
+// are 404 not_found, a known path with the wrong method is 405
+// method_not_allowed with an Allow header, and a panic in a handler or the
+// service is logged and answered 500 internal. New panics if cfg.Service is
+// nil, since no request could be served.
+func New(cfg Config) http.Handler {
+	if cfg.Service == nil {
+		panic("api: Config.Service is required")
+	}
+	s := &server{
+		svc:     cfg.Service,
+		proxies: cfg.TrustedProxies,
+		ready:   cfg.Ready,
+		log:     cfg.Logger,
+		maxBody: cfg.MaxBodyBytes,
+	}
+	if cfg.Admin != nil && cfg.AdminToken != "" {
+		s.admin = cfg.Admin
+		s.token = sha256.Sum256([]byte(cfg.AdminToken))
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if cfg.Registerer != nil {
+		s.metrics = newMetrics(cfg.Registerer, s.log)
+	}
+	return s.observe(s.recoverPanics(s.routes()))
+}
+
+// fail answers err through the one code→status table of httpx.WriteError.
+// An error that is not a *restarea.Error is logged here, because the client
+// is only told "internal error".
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *restarea.Error
+	if !errors.As(err, &e) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// The service ran out of time or the client went away; for a
+			// post the outcome is unknown, which is what 503 unavailable
+			// means, and a retry with the same request_id resolves it.
+			err = restarea.Errorf(restarea.CodeUnavailable, "the request was cancelled or timed out before the cluster answered; retry it")
+		} else {
+			s.log.Error("service error", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+	}
+	httpx.WriteError(w, err)
+}

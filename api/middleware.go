@@ -1,0 +1,114 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
+)
+
+// unmatchedRoute labels requests that reached no route, so that metrics
+// keep a bounded set of route labels whatever paths clients invent.
+const unmatchedRoute = "unmatched"
+
+// recorder remembers the status written and the route that served the
+// request, for the log line and the metrics.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	route  string
+}
+
+// WriteHeader records the first final status.
+func (rec *recorder) WriteHeader(code int) {
+	if rec.status == 0 && code >= 200 {
+		rec.status = code
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+// Write records the implicit 200 of a body written without WriteHeader.
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return rec.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// setRoute labels the request with the pattern that serves it.
+func setRoute(w http.ResponseWriter, pattern string) {
+	if rec, ok := w.(*recorder); ok {
+		rec.route = pattern
+	}
+}
+
+// observe logs every request and feeds the metrics. Bodies, query strings
+// and headers are never logged: they hold user text, cursors and the admin
+// token.
+func (s *server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w, route: unmatchedRoute}
+		next.ServeHTTP(rec, r)
+		elapsed := time.Since(start)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		level := slog.LevelDebug
+		switch {
+		case rec.status >= 500:
+			level = slog.LevelError
+		case rec.status >= 400:
+			level = slog.LevelInfo
+		}
+		// Enabled first: most requests are 2xx logged at Debug, usually
+		// off, and the source address is not free to compute.
+		if s.log.Enabled(r.Context(), level) {
+			s.log.Log(r.Context(), level, "http request",
+				"method", r.Method,
+				"path", r.URL.Path,
+				"status", rec.status,
+				"duration", elapsed,
+				"source", httpx.ClientAddr(r, s.proxies))
+		}
+		if s.metrics != nil {
+			s.metrics.observe(rec.route, rec.status, elapsed)
+		}
+	})
+}
+
+// recoverPanics turns a panic into a logged 500 internal answer, so one bad
+// request cannot take the node down. It must run inside observe, whose
+// recorder tells it whether an answer was already started.
+// http.ErrAbortHandler is passed on: it is net/http's deliberate way to
+// abort a response.
+func (s *server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic serving request",
+				"method", r.Method,
+				"path", r.URL.Path,
+				"panic", fmt.Sprint(p),
+				"stack", string(debug.Stack()))
+			if rec, ok := w.(*recorder); ok && rec.status != 0 {
+				return // the answer has begun; nothing sound can be added
+			}
+			httpx.WriteError(w, restarea.Errorf(restarea.CodeInternal, "internal error"))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

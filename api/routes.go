@@ -1,0 +1,89 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
+)
+
+// routes builds the routing table. Patterns carry no method, so that the
+// method check (and its JSON 405) is ours rather than ServeMux's plain-text
+// one; "/" catches every other path with a JSON 404.
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle(mux, "/api/v1/entries", methods{http.MethodPost: s.postEntry})
+	handle(mux, "/api/v1/threads", methods{http.MethodGet: s.listThreads})
+	handle(mux, "/api/v1/threads/{id}", methods{http.MethodGet: s.getThread})
+	handle(mux, "/api/v1/threads/{id}/replies", methods{http.MethodGet: s.listReplies})
+	handle(mux, "/api/v1/replies/{id}", methods{http.MethodGet: s.getReply})
+	handle(mux, "/healthz", methods{http.MethodGet: s.healthz})
+	handle(mux, "/readyz", methods{http.MethodGet: s.readyz})
+	if s.admin != nil {
+		// With the admin API off these paths fall through to the 404 below,
+		// so nothing tells a caller that an admin API exists.
+		admin := s.requireToken(s.adminRoutes())
+		mux.Handle("/api/v1/admin", admin)
+		mux.Handle("/api/v1/admin/", admin)
+	}
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+// adminRoutes is the table behind the token check: an authorised caller
+// gets the same 404 and 405 answers as on the public routes.
+func (s *server) adminRoutes() http.Handler {
+	mux := http.NewServeMux()
+	handle(mux, "/api/v1/admin/entries", methods{http.MethodGet: s.listEntries, http.MethodPost: s.operatorPost})
+	handle(mux, "/api/v1/admin/entries/{id}/hide", methods{http.MethodPost: s.hideEntry})
+	handle(mux, "/api/v1/admin/entries/{id}/unhide", methods{http.MethodPost: s.unhideEntry})
+	handle(mux, "/api/v1/admin/entries/{id}/delete", methods{http.MethodPost: s.deleteEntry})
+	handle(mux, "/api/v1/admin/settings", methods{http.MethodGet: s.getSettings, http.MethodPut: s.putSettings})
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+// methods maps an HTTP method to its handler on one path.
+type methods map[string]http.HandlerFunc
+
+// route serves one path: it labels the request for logs and metrics and
+// dispatches on the method. GET handlers also answer HEAD, as net/http
+// drops the body.
+type route struct {
+	pattern  string
+	byMethod methods
+	allow    string
+}
+
+func handle(mux *http.ServeMux, pattern string, m methods) {
+	names := make([]string, 0, len(m)+1)
+	for name := range m {
+		names = append(names, name)
+	}
+	if _, ok := m[http.MethodGet]; ok {
+		names = append(names, http.MethodHead)
+	}
+	sort.Strings(names)
+	mux.Handle(pattern, &route{pattern: pattern, byMethod: m, allow: strings.Join(names, ", ")})
+}
+
+func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setRoute(w, rt.pattern)
+	h, ok := rt.byMethod[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = rt.byMethod[http.MethodGet]
+	}
+	if !ok {
+		w.Header().Set("Allow", rt.allow)
+		httpx.WriteError(w, restarea.Errorf(restarea.CodeMethodNotAllowed,
+			"method %s is not allowed on %s; allowed: %s", r.Method, rt.pattern, rt.allow))
+		return
+	}
+	h(w, r)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteError(w, restarea.Errorf(restarea.CodeNotFound, "no such endpoint: %s", r.URL.Path))
+}
