@@ -1,0 +1,107 @@
+package transport
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+)
+
+// DefaultHandshakeTimeout bounds how long an accepted connection may take to
+// finish TLS and send its kind byte when Config.HandshakeTimeout is zero.
+const DefaultHandshakeTimeout = 5 * time.Second
+
+// Config describes one node's cluster port.
+type Config struct {
+	// BindAddr is the host:port to listen on, e.g. "127.0.0.1:8300".
+	// Port 0 picks a free port (useful in tests).
+	BindAddr string
+
+	// AdvertiseAddr is the host:port other nodes dial to reach this one and
+	// the address raft records for this node. Empty means the listener's own
+	// address, which must then not be an unspecified IP such as 0.0.0.0.
+	AdvertiseAddr string
+
+	// TLS, when non-nil, turns on mutual TLS for every connection on the
+	// port: accepted connections must present a certificate signed by the
+	// configured CA, and outgoing connections verify the peer the same way.
+	// It must carry this node's certificate and the CA (LoadTLS builds one).
+	// Nil means plain TCP.
+	TLS *tls.Config
+
+	// Logger receives connection-level events. Nil discards them.
+	Logger *slog.Logger
+
+	// HandshakeTimeout bounds, for an accepted connection, the TLS handshake,
+	// the kind byte and the hand-off to Accept together; for an outgoing
+	// DialRPC whose context has no deadline, the dial and handshake.
+	// Zero means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+}
+
+// withDefaults returns a copy of c with zero fields filled in, or an error if
+// c cannot work.
+func (c Config) withDefaults() (Config, error) {
+	if c.BindAddr == "" {
+		return c, errors.New("transport: BindAddr is empty")
+	}
+	if c.HandshakeTimeout < 0 {
+		return c, fmt.Errorf("transport: negative HandshakeTimeout %v", c.HandshakeTimeout)
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil {
+		// Without a certificate every handshake would fail later with an
+		// obscure alert; say so now.
+		return c, errors.New("transport: TLS config has no certificate")
+	}
+	if c.TLS != nil && c.TLS.InsecureSkipVerify {
+		// A member must never accept an unverified peer as a member.
+		return c, errors.New("transport: TLS config must not skip verification")
+	}
+	if c.TLS != nil && c.TLS.RootCAs == nil {
+		return c, errors.New("transport: TLS config has no CA (RootCAs)")
+	}
+	return c, nil
+}
+
+// advertised decides the address others dial: explicit if given, else the
+// listener's. Either way it must name a concrete host and port, because raft
+// stores it in the cluster configuration and peers dial it verbatim.
+func advertised(explicit string, listened net.Addr) (net.Addr, error) {
+	s := explicit
+	if s == "" {
+		s = listened.String()
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return nil, fmt.Errorf("transport: advertise address %q: %w", s, err)
+	}
+	if host == "" {
+		return nil, fmt.Errorf("transport: advertise address %q has no host", s)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return nil, fmt.Errorf("transport: advertise address %q is unspecified; set AdvertiseAddr", s)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+		return nil, fmt.Errorf("transport: advertise address %q has no usable port", s)
+	}
+	return addr(net.JoinHostPort(host, port)), nil
+}
+
+// addr is a TCP address kept as text, so a DNS name given as AdvertiseAddr
+// is neither resolved nor rewritten.
+type addr string
+
+// Network reports "tcp".
+func (a addr) Network() string { return "tcp" }
+
+// String returns the host:port text.
+func (a addr) String() string { return string(a) }
