@@ -1,6 +1,9 @@
 package restarea
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // Consistency selects how a read is served.
 type Consistency string
@@ -126,4 +129,38 @@ type AdminService interface {
 	// with the same request_id replay rules as Post; the per-source and
 	// global limits and writes_disabled do not apply to it.
 	OperatorPost(ctx context.Context, req PostRequest, meta PostMeta) (PostResult, error)
+}
+
+// Member is one server of the cluster.
+type Member struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	URL      string `json:"url"`
+	Suffrage string `json:"suffrage"`
+}
+
+// ClusterStatus is a node's view of the cluster (GET /api/v1/cluster).
+type ClusterStatus struct {
+	NodeID       string   `json:"node_id"`
+	State        string   `json:"state"`
+	LeaderID     string   `json:"leader_id"`
+	LeaderURL    string   `json:"leader_url"`
+	Term         uint64   `json:"term"`
+	CommitIndex  uint64   `json:"commit_index"`
+	AppliedIndex uint64   `json:"applied_index"`
+	Members      []Member `json:"members"`
+}
+
+// ClusterService is the cluster's side of the API: status for everyone,
+// membership and backups for operators.
+type ClusterService interface {
+	// ClusterStatus describes the cluster as this node sees it.
+	ClusterStatus(ctx context.Context) (ClusterStatus, error)
+	// RemoveMember removes a server from the cluster (through the leader).
+	RemoveMember(ctx context.Context, id string) error
+	// TransferLeadership hands leadership to id, or to any other voter when
+	// id is empty.
+	TransferLeadership(ctx context.Context, id string) error
+	// WriteBackup streams a consistent snapshot of the state to w.
+	WriteBackup(ctx context.Context, w io.Writer) (int64, error)
 }

@@ -33,6 +33,9 @@ type Config struct {
 	Admin restarea.AdminService
 	// AdminToken is the bearer token the admin routes require.
 	AdminToken string
+	// Cluster answers GET /api/v1/cluster and, with the admin API on, the
+	// membership and backup routes. Nil leaves them out (404).
+	Cluster restarea.ClusterService
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// deciding a post's source (see httpx.ClientAddr).
 	TrustedProxies []netip.Prefix
@@ -53,6 +56,7 @@ type Config struct {
 type server struct {
 	svc     restarea.Service
 	admin   restarea.AdminService // nil when the admin API is off
+	cluster restarea.ClusterService
 	token   [sha256.Size]byte     // hash of the admin token
 	proxies []netip.Prefix
 	ready   func() error
@@ -73,6 +77,7 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{
 		svc:     cfg.Service,
+		cluster: cfg.Cluster,
 		proxies: cfg.TrustedProxies,
 		ready:   cfg.Ready,
 		log:     cfg.Logger,

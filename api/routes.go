@@ -21,6 +21,9 @@ func (s *server) routes() http.Handler {
 	handle(mux, "/api/v1/replies/{id}", methods{http.MethodGet: s.getReply})
 	handle(mux, "/healthz", methods{http.MethodGet: s.healthz})
 	handle(mux, "/readyz", methods{http.MethodGet: s.readyz})
+	if s.cluster != nil {
+		handle(mux, "/api/v1/cluster", methods{http.MethodGet: s.clusterStatus})
+	}
 	if s.admin != nil {
 		// With the admin API off these paths fall through to the 404 below,
 		// so nothing tells a caller that an admin API exists.
@@ -41,6 +44,12 @@ func (s *server) adminRoutes() http.Handler {
 	handle(mux, "/api/v1/admin/entries/{id}/unhide", methods{http.MethodPost: s.unhideEntry})
 	handle(mux, "/api/v1/admin/entries/{id}/delete", methods{http.MethodPost: s.deleteEntry})
 	handle(mux, "/api/v1/admin/settings", methods{http.MethodGet: s.getSettings, http.MethodPut: s.putSettings})
+	if s.cluster != nil {
+		handle(mux, "/api/v1/admin/cluster/members", methods{http.MethodGet: s.clusterMembers})
+		handle(mux, "/api/v1/admin/cluster/members/{id}", methods{http.MethodDelete: s.removeMember})
+		handle(mux, "/api/v1/admin/cluster/leadership-transfer", methods{http.MethodPost: s.transferLeadership})
+		handle(mux, "/api/v1/admin/backup", methods{http.MethodGet: s.backup})
+	}
 	mux.HandleFunc("/", notFound)
 	return mux
 }

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -11,10 +10,6 @@ import (
 
 	"github.com/restarea/restarea/fsm"
 )
-
-// WriteBackup streams a consistent copy of the state file to w: a backup
-// that RestoreBackup (and `restarea restore`) accepts.
-func (n *Node) WriteBackup(w io.Writer) (int64, error) { return n.fsm.WriteTo(w) }
 
 // RestoreBackup makes the state of this node — which must be the leader of
 // a cluster with no other voters, e.g. a fresh single node — the state in

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,19 @@ type Config struct {
 	// the address other nodes dial ("" → RaftAddr).
 	RaftAddr      string
 	RaftAdvertise string
+	// JoinURLs are HTTP URLs of existing members (or, with BootstrapExpect,
+	// of the peers to form a cluster with). Empty: a fresh node bootstraps
+	// a cluster of one.
+	JoinURLs []string
+	// BootstrapExpect, with JoinURLs, lets this many fresh nodes form a
+	// cluster together, once.
+	BootstrapExpect int
+	// ClusterSecret signs everything nodes send each other; required as
+	// soon as there is more than one node.
+	ClusterSecret []byte
+	// TLS, when set, turns on mutual TLS for raft and the internal channel.
+	TLS *tls.Config
+
 	// NodeID names this node in the cluster; "" → generated once and kept
 	// in DataDir/node-id.
 	NodeID string
@@ -143,6 +157,15 @@ func (c Config) validate() error {
 	}
 	if c.PublicURL != "" && !(strings.HasPrefix(c.PublicURL, "http://") || strings.HasPrefix(c.PublicURL, "https://")) {
 		return fmt.Errorf("public-url %q must start with http:// or https://", c.PublicURL)
+	}
+	if (len(c.JoinURLs) > 0 || c.BootstrapExpect > 1) && len(c.ClusterSecret) == 0 {
+		return fmt.Errorf("a cluster of more than one node needs --cluster-secret (the same on every node)")
+	}
+	if c.BootstrapExpect > 1 && len(c.JoinURLs) == 0 {
+		return fmt.Errorf("--bootstrap-expect needs --join with the other nodes' URLs")
+	}
+	if len(c.ClusterSecret) > 0 && len(c.ClusterSecret) < 16 {
+		return fmt.Errorf("--cluster-secret must be at least 16 bytes")
 	}
 	if c.Retention < 0 || c.TombstoneRetention < 0 {
 		return fmt.Errorf("retention must not be negative")

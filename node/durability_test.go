@@ -246,7 +246,7 @@ func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.WriteBackup(f); err != nil {
+	if _, err := src.WriteBackup(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

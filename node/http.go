@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/restarea/restarea/api"
+	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/mcp"
 	"github.com/restarea/restarea/web"
 )
@@ -21,6 +22,7 @@ func (n *Node) Handler() http.Handler {
 		Service:        n,
 		Admin:          n,
 		AdminToken:     n.cfg.AdminToken,
+		Cluster:        n,
 		TrustedProxies: n.cfg.TrustedProxies,
 		Ready:          n.Ready,
 		Logger:         n.log,
@@ -29,6 +31,9 @@ func (n *Node) Handler() http.Handler {
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
 	mux.Handle("/readyz", apiHandler)
+	peer := cluster.PublicHandler(n, n.cfg.ClusterSecret, n.log)
+	mux.Handle(cluster.PathJoin, peer)
+	mux.Handle(cluster.PathPeer, peer)
 	mux.Handle("/mcp", mcp.NewHandler(mcp.Config{
 		Service:        n,
 		TrustedProxies: n.cfg.TrustedProxies,

@@ -34,7 +34,7 @@ func (n *Node) leaderLoop() {
 	check := func() {
 		leader := n.IsLeader()
 		if leader && !wasLeader {
-			n.onLeader()
+			n.becameLeader()
 		}
 		wasLeader = leader
 	}
@@ -54,7 +54,7 @@ func (n *Node) leaderLoop() {
 	}
 }
 
-func (n *Node) onLeader() {
+func (n *Node) becameLeader() {
 	n.log.Info("became leader", "node_id", n.id, "term", n.raft.CurrentTerm())
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 	defer cancel()
@@ -66,6 +66,7 @@ func (n *Node) onLeader() {
 	if err != nil {
 		n.log.Warn("could not apply configured limits", "err", err)
 	}
+	n.announceSelf(ctx)
 	n.expire()
 }
 

@@ -24,7 +24,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/transport"
 )
 
 // Node is one running member of a rest.area cluster. It implements
@@ -37,6 +39,11 @@ type Node struct {
 	logs *raftboltdb.BoltStore
 	raft *raft.Raft
 	tr   *raft.NetworkTransport
+	mux  *transport.Mux
+	// hasState is true once the node belongs to a cluster.
+	hasState bool
+	peers    *cluster.Client
+	intSrv   *http.Server
 	reg  *prometheus.Registry
 	met  *metrics
 
@@ -73,6 +80,7 @@ func Start(cfg Config) (*Node, error) {
 		n.closeStores()
 		return nil, err
 	}
+	n.startCluster()
 	if err := n.serveHTTP(); err != nil {
 		n.Close()
 		return nil, err
@@ -115,17 +123,15 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
-	var adv net.Addr
-	if cfg.RaftAdvertise != "" {
-		adv, err = net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
-		if err != nil {
-			return fmt.Errorf("raft advertise address: %w", err)
-		}
-	}
-	n.tr, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 8, 10*time.Second, hl)
+	n.mux, err = transport.Listen(transport.Config{
+		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.RaftAdvertise, TLS: cfg.TLS, Logger: n.log,
+	})
 	if err != nil {
 		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)
 	}
+	n.tr = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: n.mux.RaftLayer(), MaxPool: 8, Timeout: 10 * time.Second, Logger: hl,
+	})
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(id)
@@ -151,20 +157,27 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
-	has, err := raft.HasExistingState(n.logs, n.logs, snaps)
+	n.hasState, err = raft.HasExistingState(n.logs, n.logs, snaps)
 	if err != nil {
 		return fmt.Errorf("raft state: %w", err)
 	}
-	if !has {
-		f := n.raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{
-			Suffrage: raft.Voter, ID: rc.LocalID, Address: n.tr.LocalAddr(),
-		}}})
-		if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
-			return fmt.Errorf("bootstrap: %w", err)
+	if !n.hasState && len(cfg.JoinURLs) == 0 {
+		if err := n.bootstrap([]raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: n.tr.LocalAddr()}}); err != nil {
+			return err
 		}
-		n.log.Info("bootstrapped a new single-node cluster", "node_id", id)
 	}
 	n.met.watchRaft(n)
+	return nil
+}
+
+// bootstrap starts a new cluster with servers, once.
+func (n *Node) bootstrap(servers []raft.Server) error {
+	f := n.raft.BootstrapCluster(raft.Configuration{Servers: servers})
+	if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	n.hasState = true
+	n.log.Info("bootstrapped a new cluster", "node_id", n.id, "servers", len(servers))
 	return nil
 }
 
@@ -263,6 +276,7 @@ func (n *Node) Ready() error {
 // to call more than once.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		n.handOverLeadership()
 		close(n.stop)
 		if n.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -282,8 +296,14 @@ func (n *Node) Close() error {
 }
 
 func (n *Node) closeStores() {
+	if n.intSrv != nil {
+		n.intSrv.Close()
+	}
 	if n.tr != nil {
 		n.tr.Close()
+	}
+	if n.mux != nil {
+		n.mux.Close()
 	}
 	if n.logs != nil {
 		n.logs.Close()

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
+)
+
+// clusterStatus is GET /api/v1/cluster.
+func (s *server) clusterStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := s.cluster.ClusterStatus(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if st.Members == nil {
+		st.Members = []restarea.Member{}
+	}
+	httpx.WriteData(w, http.StatusOK, st)
+}
+
+// clusterMembers is GET /api/v1/admin/cluster/members.
+func (s *server) clusterMembers(w http.ResponseWriter, r *http.Request) {
+	st, err := s.cluster.ClusterStatus(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	httpx.WriteData(w, http.StatusOK, struct {
+		Members  []restarea.Member `json:"members"`
+		LeaderID string            `json:"leader_id"`
+	}{nonNilMembers(st.Members), st.LeaderID})
+}
+
+func nonNilMembers(m []restarea.Member) []restarea.Member {
+	if m == nil {
+		return []restarea.Member{}
+	}
+	return m
+}
+
+// removeMember is DELETE /api/v1/admin/cluster/members/{id}.
+func (s *server) removeMember(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == "" || len(id) > 256 {
+		s.fail(w, r, restarea.Errorf(restarea.CodeInvalidRequest, "id must name a member"))
+		return
+	}
+	if err := s.cluster.RemoveMember(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	httpx.WriteData(w, http.StatusOK, struct {
+		ID      string `json:"id"`
+		Removed bool   `json:"removed"`
+	}{id, true})
+}
+
+// transferLeadership is POST /api/v1/admin/cluster/leadership-transfer
+// with an optional body {"id": "..."} naming the new leader.
+func (s *server) transferLeadership(w http.ResponseWriter, r *http.Request) {
+	data, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req struct {
+		ID string `json:"id,omitempty"`
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := restarea.DecodeJSON(data, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	if err := s.cluster.TransferLeadership(r.Context(), strings.TrimSpace(req.ID)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.cluster.ClusterStatus(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	httpx.WriteData(w, http.StatusOK, st)
+}
+
+// backup is GET /api/v1/admin/backup: a consistent copy of the state file,
+// streamed.
+func (s *server) backup(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="restarea-backup.db"`)
+	w.Header().Set("Cache-Control", "no-store")
+	if _, err := s.cluster.WriteBackup(r.Context(), w); err != nil {
+		// Headers are gone; the cut stream is refused by restore's check.
+		s.log.Error("backup stream failed", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}

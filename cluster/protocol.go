@@ -1,0 +1,69 @@
+// Package cluster is what turns single nodes into a cluster: the internal
+// node-to-node channel (forwarding writes to the leader, read indexes,
+// joins, removals, leadership transfer), signed with the cluster secret and
+// carried by the transport package's port; formation by join and by
+// bootstrap-expect; and membership changes on raft. It does not know the
+// node: it talks to it through Backend.
+package cluster
+
+import (
+	"errors"
+)
+
+// Paths of the internal channel (served on the raft port's RPC side).
+const (
+	pathApply     = "/internal/v1/apply"
+	pathReadIndex = "/internal/v1/read-index"
+	pathJoin      = "/internal/v1/join"
+	pathRemove    = "/internal/v1/remove"
+	pathTransfer  = "/internal/v1/transfer"
+)
+
+// Paths on a node's public HTTP listener that other nodes (not clients)
+// use, so that --join can name ordinary node URLs. Requests must be signed
+// with the cluster secret.
+const (
+	PathJoin = "/api/v1/cluster/join"
+	PathPeer = "/api/v1/cluster/peer"
+)
+
+// codeNotLeader is the error code of a leader-only request that reached a
+// follower; the sender retries at the current leader.
+const codeNotLeader = "not_leader"
+
+// ErrNotLeader is returned by Backend leader-only methods on a follower.
+var ErrNotLeader = errors.New("cluster: this node is not the leader")
+
+// ErrNotApplied wraps failures after which a forwarded command was
+// certainly not applied (the leader refused it as a follower, or the
+// connection could not be made), so sending it again is safe and cannot
+// be confused with an unknown outcome.
+var ErrNotApplied = errors.New("cluster: command not applied")
+
+// JoinRequest asks the leader to make a node a voter (or to update the
+// address and URL of a node that is one already).
+type JoinRequest struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	URL      string `json:"url"`
+}
+
+// PeerInfo is what a node tells others during formation.
+type PeerInfo struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	URL      string `json:"url"`
+	// HasState is true once the node belongs to a cluster (bootstrapped or
+	// joined).
+	HasState bool `json:"has_state"`
+	// LeaderID is the leader this node knows, if any.
+	LeaderID string `json:"leader_id,omitempty"`
+}
+
+type idRequest struct {
+	ID string `json:"id"`
+}
+
+type indexResponse struct {
+	Index uint64 `json:"index"`
+}

@@ -1,0 +1,54 @@
+package mcp
+
+import (
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/restarea/restarea"
+)
+
+// Defaults applied by NewServer and NewHandler to zero Config members.
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultCallTimeout  = 30 * time.Second
+)
+
+// Config configures the MCP endpoint of a node.
+type Config struct {
+	// Service answers every tool call; NewHandler requires it.
+	Service restarea.Service
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// deciding a post's source (httpx.ClientAddr). The source never comes
+	// from anything else a client sends.
+	TrustedProxies []netip.Prefix
+	// AllowedOrigins are exact origins (e.g. "https://example.org")
+	// accepted besides those naming the request's own host.
+	AllowedOrigins []string
+	// Logger receives warnings and errors; nil discards them.
+	Logger *slog.Logger
+	// MaxBodyBytes caps one HTTP request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// CallTimeout bounds one tool call (and the reading of its request
+	// body); 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Version is reported as the server version in the MCP handshake.
+	Version string
+}
+
+// withDefaults returns c with every zero member that has a default set.
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}

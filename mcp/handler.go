@@ -1,0 +1,236 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea/httpx"
+)
+
+// NewHandler returns the /mcp endpoint of a node: Streamable HTTP in
+// stateless mode (no session affinity, so consecutive calls may reach
+// different nodes) with plain JSON answers. Before the SDK sees a request
+// it enforces, in order: the Origin rule (a present Origin must name the
+// request's host or be listed in cfg.AllowedOrigins, else 403); DNS
+// rebinding protection on loopback listeners; a body of at most
+// cfg.MaxBodyBytes (413) read within cfg.CallTimeout (408). The client
+// address for post_entry comes from the peer under the trusted-proxy rule.
+func NewHandler(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	srv := NewServer(cfg.Service, cfg)
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{
+			Stateless:           true,
+			JSONResponse:        true,
+			Logger:              cfg.Logger,
+			MaxRequestBodyBytes: cfg.MaxBodyBytes,
+			// handler.rebinding does this check itself, because the SDK's
+			// version also refuses a trusted reverse proxy on loopback.
+			DisableLocalhostProtection: true,
+		})
+	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, streamable)}
+}
+
+type handler struct {
+	cfg  Config
+	next http.Handler
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !originAllowed(r, h.cfg.AllowedOrigins) {
+		h.cfg.Logger.Info("mcp: foreign origin refused", "origin", r.Header.Get("Origin"), "host", r.Host)
+		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, fmt.Sprintf("forbidden: Origin %q is not allowed", r.Header.Get("Origin")))
+		return
+	}
+	if h.rebinding(r) {
+		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, fmt.Sprintf("forbidden: Host %q is not a loopback name on a loopback listener", r.Host))
+		return
+	}
+	var id json.RawMessage
+	if r.Body != nil && r.Method == http.MethodPost {
+		body, status, err := readBody(w, r, h.cfg.MaxBodyBytes, h.cfg.CallTimeout)
+		if err != nil {
+			rpcError(w, status, codeInvalidRequest, nil, err.Error())
+			return
+		}
+		var code int
+		var msg string
+		if id, code, msg = checkEnvelope(body); code != 0 {
+			rpcError(w, http.StatusBadRequest, code, id, msg)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	ew := &errorWriter{ResponseWriter: w}
+	h.next.ServeHTTP(ew, r)
+	ew.finish(id)
+}
+
+// readBody reads the whole request body within timeout, so that a slow
+// sender cannot hold a handler. On success it lifts the read deadline
+// again, since a deadline still pending while the call runs would cancel
+// the request's context when it expires. On failure the connection is
+// closed after the answer, rather than drained of a body that may never
+// come.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, int, error) {
+	rc := http.NewResponseController(w)
+	// Not every ResponseWriter supports deadlines (e.g. in tests); the
+	// server's own ReadTimeout still applies then.
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err == nil {
+		if deadline {
+			rc.SetReadDeadline(time.Time{})
+		}
+		return body, 0, nil
+	}
+	w.Header().Set("Connection", "close")
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes", max)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, http.StatusRequestTimeout, fmt.Errorf("request body not received within %s", timeout)
+	default:
+		return nil, http.StatusBadRequest, fmt.Errorf("reading request body: %v", err)
+	}
+}
+
+// originAllowed implements the Origin rule of the MCP transport's security
+// section: clients that send no Origin (agents, CLIs) are allowed; a
+// browser's Origin must be the request's own host or a configured one.
+// "null" and unparsable origins are foreign.
+func originAllowed(r *http.Request, allowed []string) bool {
+	for _, o := range r.Header.Values("Origin") {
+		if !oneOriginAllowed(o, r.Host, allowed) {
+			return false
+		}
+	}
+	return true
+}
+
+func oneOriginAllowed(origin, host string, allowed []string) bool {
+	origin = strings.TrimSpace(origin)
+	for _, a := range allowed {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return hostPort(u.Scheme, u.Host) == hostPort(u.Scheme, host)
+}
+
+// hostPort lowercases h and drops the scheme's default port, so that
+// "Example.org:443" and "example.org" compare equal under https.
+func hostPort(scheme, h string) string {
+	h = strings.ToLower(h)
+	def := ":80"
+	if scheme == "https" {
+		def = ":443"
+	}
+	return strings.TrimSuffix(h, def)
+}
+
+// rebinding reports a request that reached a loopback listener under a
+// non-loopback Host from a peer that is not a trusted proxy: the shape of
+// a DNS rebinding attack from a browser on this machine, which the Origin
+// rule cannot see because rebinding makes the Origin match the Host.
+func (h *handler) rebinding(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !loopback(local.String()) || loopback(r.Host) {
+		return false
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return true
+	}
+	for _, p := range h.cfg.TrustedProxies {
+		if p.Contains(peer.Addr().Unmap()) {
+			return false
+		}
+	}
+	return true
+}
+
+// loopback reports whether hostport (a host with an optional port) names
+// this machine: "localhost" or a loopback address.
+func loopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// JSON-RPC 2.0 error codes used for answers made before the SDK runs.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeInternalError  = -32603
+)
+
+// checkEnvelope rejects a body that is not a JSON-RPC message at all, with
+// the JSON-RPC error that says so: not JSON (parse error), empty, or
+// neither an object with "jsonrpc": "2.0" nor a non-empty batch array.
+// Everything else is left to the SDK. It returns the request's id, if it
+// has a usable one, for errors answered later.
+func checkEnvelope(body []byte) (id json.RawMessage, code int, msg string) {
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) == 0:
+		return nil, codeInvalidRequest, "empty body: a JSON-RPC 2.0 request object is required"
+	case !json.Valid(trimmed):
+		return nil, codeParseError, "parse error: the body is not valid JSON"
+	case trimmed[0] == '[':
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) != nil || len(batch) == 0 {
+			return nil, codeInvalidRequest, "an empty batch is not a JSON-RPC request"
+		}
+		return nil, 0, ""
+	case trimmed[0] != '{':
+		return nil, codeInvalidRequest, "a JSON-RPC 2.0 request must be a JSON object"
+	}
+	var env struct {
+		Version any             `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(trimmed, &env) == nil && len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || env.ID[0] >= '0' && env.ID[0] <= '9') {
+		id = env.ID
+	}
+	if env.Version != "2.0" {
+		return id, codeInvalidRequest, `a JSON-RPC request needs "jsonrpc": "2.0"`
+	}
+	return id, 0, ""
+}
+
+// rpcError answers with a JSON-RPC error object, which MCP clients surface
+// to their caller, under the given HTTP status. id may be nil (null).
+func rpcError(w http.ResponseWriter, status, code int, id json.RawMessage, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	httpx.WriteJSON(w, status, map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+}

@@ -1,0 +1,117 @@
+// Package mcp serves the rest.area tools over the Model Context Protocol:
+// Streamable HTTP in stateless mode on every node (NewHandler), and a stdio
+// relay to a running cluster for desktop agents (NewRelay). See DESIGN.md.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea"
+)
+
+// toolFunc answers one tool call from its raw arguments.
+type toolFunc func(ctx context.Context, args json.RawMessage) Result
+
+// NewServer returns an MCP server with the six rest.area tools answered by
+// svc (cfg.Service is not consulted; cfg gives the logger, call timeout and
+// version). Every call gets a Result within cfg.CallTimeout, a panic in
+// the service becomes a 500 result, and post_entry passes the source that
+// httpx.SourceMiddleware put in the context, with channel mcp. The server
+// holds no per-client state, so one server may serve any number of
+// concurrent stateless sessions.
+func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
+	cfg = cfg.withDefaults()
+	s := sdk.NewServer(&sdk.Implementation{Name: "restarea", Title: "rest.area", Version: cfg.Version},
+		&sdk.ServerOptions{
+			Logger:       cfg.Logger,
+			Instructions: "rest.area is a public board of questions and replies. " + retryProcedure,
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		})
+	t := tools{svc: svc}
+	funcs := map[string]toolFunc{
+		ToolNewRequestID: newRequestID,
+		ToolPostEntry:    t.postEntry,
+		ToolListThreads:  t.listThreads,
+		ToolGetThread:    t.getThread,
+		ToolListReplies:  t.listReplies,
+		ToolGetReply:     t.getReply,
+	}
+	for _, tool := range Tools() {
+		s.AddTool(tool, guard(tool.Name, funcs[tool.Name], cfg.CallTimeout, cfg.Logger))
+	}
+	return s
+}
+
+// guard adapts f to the SDK: it bounds the call by timeout, turns a panic
+// into a 500 result (the SDK does not recover), and renders the Result.
+// The call runs in its own goroutine so that a service that ignores its
+// context still cannot hold the answer past the timeout.
+func guard(name string, f toolFunc, timeout time.Duration, log *slog.Logger) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		var args json.RawMessage
+		if req != nil && req.Params != nil {
+			args = req.Params.Arguments
+		}
+		done := make(chan Result, 1)
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					log.Error("mcp tool panicked", "tool", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+					done <- errorResult(fmt.Errorf("panic in %s", name))
+				}
+			}()
+			done <- f(ctx, args)
+		}()
+		var r Result
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			log.Warn("mcp tool call timed out", "tool", name, "timeout", timeout)
+			r = errorResult(timeoutError())
+		}
+		if r.HTTPStatus >= http.StatusInternalServerError {
+			log.Warn("mcp tool failed", "tool", name, "status", r.HTTPStatus, "code", errCode(r))
+		}
+		return r.callToolResult(), nil
+	}
+}
+
+func errCode(r Result) restarea.Code {
+	if r.Error == nil {
+		return ""
+	}
+	return r.Error.Code
+}
+
+// decodeArgs decodes tool arguments with restarea's strict JSON rules
+// (valid UTF-8, no lone surrogates, no unknown fields, typed fields), so
+// that an MCP caller gets the same 400 messages as a REST one. Absent
+// arguments count as an empty object.
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return restarea.DecodeJSON(args, v)
+}
+
+func newRequestID(_ context.Context, args json.RawMessage) Result {
+	var none struct{}
+	if err := decodeArgs(args, &none); err != nil {
+		return errorResult(err)
+	}
+	id, err := uuid.NewRandom()
+	if err != nil {
+		return errorResult(err)
+	}
+	return ok(http.StatusOK, map[string]string{"request_id": id.String()})
+}

@@ -1,0 +1,383 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/fsm"
+)
+
+var (
+	_ cluster.Backend         = (*Node)(nil)
+	_ restarea.ClusterService = (*Node)(nil)
+)
+
+// startCluster serves the internal channel and, for a node given --join,
+// starts joining (or forming, with --bootstrap-expect) in the background.
+func (n *Node) startCluster() {
+	n.peers = &cluster.Client{
+		Internal: n.mux.HTTPClient(0),
+		Public:   &http.Client{Timeout: 10 * time.Second},
+		Secret:   n.cfg.ClusterSecret,
+	}
+	n.forwarder = n.forwardToLeader
+	n.readIndex = n.readIndexFromLeader
+	n.intSrv = &http.Server{
+		Handler:           cluster.InternalHandler(n, n.cfg.ClusterSecret, n.log),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	go n.intSrv.Serve(n.mux.RPCListener())
+	if len(n.cfg.JoinURLs) > 0 {
+		n.wg.Add(1)
+		go n.formOrJoin()
+	}
+}
+
+// formOrJoin brings a node given --join into its cluster: a fresh node
+// forms one with its peers (--bootstrap-expect) or joins; a node with
+// state announces itself, which updates its address and URL if they
+// changed. It retries until it succeeds or the node stops.
+func (n *Node) formOrJoin() {
+	defer n.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-n.stop; cancel() }()
+	defer cancel()
+	if !n.hasState && n.cfg.BootstrapExpect > 1 {
+		plan, err := cluster.Discover(ctx, n.peers, n.Peer(), n.cfg.JoinURLs, n.cfg.BootstrapExpect, n.log)
+		if err != nil {
+			return
+		}
+		if plan.Bootstrap != nil {
+			if err := n.bootstrap(plan.Bootstrap); err != nil {
+				n.log.Error("bootstrap failed", "err", err)
+				return
+			}
+		}
+	}
+	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.publicURL()}
+	backoff := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		for _, u := range n.cfg.JoinURLs {
+			if strings.TrimRight(u, "/") == n.URL() {
+				continue
+			}
+			jctx, jcancel := context.WithTimeout(ctx, 15*time.Second)
+			err := n.peers.JoinVia(jctx, u, req)
+			jcancel()
+			if err == nil {
+				n.log.Info("joined the cluster", "via", u)
+				return
+			}
+			level := n.log.Debug
+			if attempt%10 == 3 {
+				level = n.log.Warn
+			}
+			level("join attempt failed", "via", u, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if backoff < 5*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func (n *Node) leaderAddr() (string, error) {
+	addr, _ := n.raft.LeaderWithID()
+	if addr == "" {
+		return "", errNotApplied
+	}
+	return string(addr), nil
+}
+
+// forwardToLeader sends a command to the leader over the internal channel.
+func (n *Node) forwardToLeader(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	addr, err := n.leaderAddr()
+	if err != nil {
+		return nil, err
+	}
+	res, err := n.peers.Apply(ctx, addr, cmd)
+	if errors.Is(err, cluster.ErrNotApplied) {
+		n.log.Debug("forward not applied, will retry", "leader", addr, "err", err)
+		return nil, errNotApplied
+	}
+	return res, err
+}
+
+func (n *Node) readIndexFromLeader(ctx context.Context) (uint64, error) {
+	addr, err := n.leaderAddr()
+	if err != nil {
+		return 0, unavailable("no leader for a strong read")
+	}
+	idx, err := n.peers.ReadIndex(ctx, addr)
+	if errors.Is(err, cluster.ErrNotApplied) {
+		return 0, unavailable("the leader changed during a strong read; retry")
+	}
+	return idx, err
+}
+
+// ApplyLeader applies a forwarded command; only the leader does.
+func (n *Node) ApplyLeader(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	if !n.IsLeader() {
+		return nil, cluster.ErrNotLeader
+	}
+	res, err := n.applyLocal(ctx, cmd)
+	if errors.Is(err, errNotApplied) {
+		return nil, cluster.ErrNotLeader
+	}
+	return res, err
+}
+
+// ReadIndex confirms leadership and returns the commit index a strong read
+// must wait for.
+func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
+	if !n.IsLeader() {
+		return 0, cluster.ErrNotLeader
+	}
+	idx := n.raft.CommitIndex()
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return 0, cluster.ErrNotLeader
+	}
+	return idx, nil
+}
+
+// JoinLeader makes a node a voter and records its URL.
+func (n *Node) JoinLeader(ctx context.Context, req cluster.JoinRequest) error {
+	if !n.IsLeader() {
+		return cluster.ErrNotLeader
+	}
+	if req.ID == "" || req.RaftAddr == "" {
+		return restarea.Errorf(restarea.CodeInvalidRequest, "join needs id and raft_addr")
+	}
+	if err := cluster.AddVoter(n.raft, req.ID, req.RaftAddr, n.cfg.ApplyTimeout); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) {
+			return cluster.ErrNotLeader
+		}
+		return unavailable("adding %s failed: %v", req.ID, err)
+	}
+	n.log.Info("member joined or updated", "id", req.ID, "raft_addr", req.RaftAddr, "url", req.URL)
+	return n.recordMember(ctx, req.ID, req.URL)
+}
+
+func (n *Node) recordMember(ctx context.Context, id, url string) error {
+	if members, err := n.fsm.Members(); err == nil && members[id].URL == url {
+		return nil
+	}
+	_, err := n.propose(ctx, &fsm.Command{Op: fsm.OpMember, Member: &fsm.MemberCommand{MemberInfo: fsm.MemberInfo{ID: id, URL: url}}})
+	return err
+}
+
+// RemoveLeader removes a server from the configuration.
+func (n *Node) RemoveLeader(ctx context.Context, id string) error {
+	if !n.IsLeader() {
+		return cluster.ErrNotLeader
+	}
+	if !n.isMember(id) {
+		return restarea.Errorf(restarea.CodeNotFound, "no member has id %q", id)
+	}
+	if id == n.id {
+		// The leader cannot usefully remove itself in one step: hand over
+		// first, then the new leader removes it.
+		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+			return unavailable("leadership transfer before removing the leader failed: %v", err)
+		}
+		return cluster.ErrNotLeader
+	}
+	if err := n.raft.RemoveServer(raft.ServerID(id), 0, n.cfg.ApplyTimeout).Error(); err != nil {
+		return unavailable("removing %s failed: %v", id, err)
+	}
+	n.log.Info("member removed", "id", id)
+	_, err := n.propose(ctx, &fsm.Command{Op: fsm.OpMember, Member: &fsm.MemberCommand{MemberInfo: fsm.MemberInfo{ID: id}, Remove: true}})
+	return err
+}
+
+func (n *Node) isMember(id string) bool {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TransferLeader hands leadership to id, or to the most up-to-date voter.
+func (n *Node) TransferLeader(ctx context.Context, id string) error {
+	if !n.IsLeader() {
+		return cluster.ErrNotLeader
+	}
+	var f raft.Future
+	if id == "" {
+		f = n.raft.LeadershipTransfer()
+	} else {
+		cf := n.raft.GetConfiguration()
+		if err := cf.Error(); err != nil {
+			return err
+		}
+		var target *raft.Server
+		for _, s := range cf.Configuration().Servers {
+			if string(s.ID) == id {
+				s := s
+				target = &s
+			}
+		}
+		if target == nil {
+			return restarea.Errorf(restarea.CodeNotFound, "no member has id %q", id)
+		}
+		if id == n.id {
+			return nil
+		}
+		f = n.raft.LeadershipTransferToServer(target.ID, target.Address)
+	}
+	if err := f.Error(); err != nil {
+		return unavailable("leadership transfer failed: %v", err)
+	}
+	return nil
+}
+
+// Join routes a join request to the leader.
+func (n *Node) Join(ctx context.Context, req cluster.JoinRequest) error {
+	return n.onLeader(ctx, func(ctx context.Context) error { return n.JoinLeader(ctx, req) },
+		func(ctx context.Context, addr string) error { return n.peers.JoinLeader(ctx, addr, req) })
+}
+
+// onLeader runs local on the leader, or remote against the leader, waiting
+// a bounded time for one and retrying while leadership moves.
+func (n *Node) onLeader(ctx context.Context, local func(context.Context) error, remote func(context.Context, string) error) error {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait+n.cfg.ApplyTimeout)
+	defer cancel()
+	for {
+		if err := n.WaitLeader(ctx); err != nil {
+			return err
+		}
+		var err error
+		if n.IsLeader() {
+			err = local(ctx)
+		} else if addr, aerr := n.leaderAddr(); aerr == nil {
+			err = remote(ctx, addr)
+		} else {
+			err = cluster.ErrNotApplied
+		}
+		if !errors.Is(err, cluster.ErrNotLeader) && !errors.Is(err, cluster.ErrNotApplied) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return unavailable("the leader changed repeatedly; retry")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Peer describes this node for formation.
+func (n *Node) Peer() cluster.PeerInfo {
+	addr, id := n.raft.LeaderWithID()
+	_ = addr
+	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.publicURL(), HasState: n.hasState, LeaderID: string(id)}
+}
+
+// ClusterStatus describes the cluster as this node sees it.
+func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error) {
+	urls, err := n.fsm.Members()
+	if err != nil {
+		return restarea.ClusterStatus{}, err
+	}
+	members, err := cluster.Members(n.raft, urls)
+	if err != nil {
+		return restarea.ClusterStatus{}, unavailable("raft configuration unavailable: %v", err)
+	}
+	_, leader := n.raft.LeaderWithID()
+	return restarea.ClusterStatus{
+		NodeID:       n.id,
+		State:        strings.ToLower(n.raft.State().String()),
+		LeaderID:     string(leader),
+		LeaderURL:    urls[string(leader)].URL,
+		Term:         n.raft.CurrentTerm(),
+		CommitIndex:  n.raft.CommitIndex(),
+		AppliedIndex: n.raft.AppliedIndex(),
+		Members:      members,
+	}, nil
+}
+
+// RemoveMember removes a server, through the leader.
+func (n *Node) RemoveMember(ctx context.Context, id string) error {
+	if id == "" {
+		return restarea.Errorf(restarea.CodeInvalidRequest, "id is required")
+	}
+	return n.onLeader(ctx, func(ctx context.Context) error { return n.RemoveLeader(ctx, id) },
+		func(ctx context.Context, addr string) error { return n.peers.RemoveLeader(ctx, addr, id) })
+}
+
+// TransferLeadership hands leadership over, through the leader.
+func (n *Node) TransferLeadership(ctx context.Context, id string) error {
+	return n.onLeader(ctx, func(ctx context.Context) error { return n.TransferLeader(ctx, id) },
+		func(ctx context.Context, addr string) error { return n.peers.TransferLeader(ctx, addr, id) })
+}
+
+// WriteBackup streams a consistent copy of the state file to w: a backup
+// that RestoreBackup (and `restarea restore`) accepts.
+func (n *Node) WriteBackup(ctx context.Context, w io.Writer) (int64, error) { return n.fsm.WriteTo(w) }
+
+// handOverLeadership transfers leadership before a graceful stop, so the
+// cluster does not wait an election timeout to notice the leader is gone.
+func (n *Node) handOverLeadership() {
+	if n.raft == nil || !n.IsLeader() || cluster.Voters(n.raft) < 2 {
+		return
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.raft.LeadershipTransfer().Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			n.log.Warn("leadership hand-over failed", "err", err)
+		} else {
+			n.log.Info("handed leadership over before stopping")
+		}
+	case <-time.After(5 * time.Second):
+		n.log.Warn("leadership hand-over timed out")
+	}
+}
+
+// announceSelf records this node's URL (and, after an address change, its
+// raft address) when it becomes leader.
+func (n *Node) announceSelf(ctx context.Context) {
+	if !n.isMemberAt(n.id, n.RaftAddr()) {
+		if err := cluster.AddVoter(n.raft, n.id, n.RaftAddr(), n.cfg.ApplyTimeout); err != nil {
+			n.log.Warn("could not update own raft address", "err", err)
+		}
+	}
+	if err := n.recordMember(ctx, n.id, n.publicURL()); err != nil {
+		n.log.Warn("could not record own URL", "err", err)
+	}
+}
+
+func (n *Node) isMemberAt(id, addr string) bool {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return true
+	}
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == id {
+			return string(s.Address) == addr
+		}
+	}
+	return true
+}
+
+func (n *Node) String() string { return fmt.Sprintf("node %s", n.id) }
