@@ -57,7 +57,7 @@ type server struct {
 	svc     restarea.Service
 	admin   restarea.AdminService // nil when the admin API is off
 	cluster restarea.ClusterService
-	token   [sha256.Size]byte     // hash of the admin token
+	token   [sha256.Size]byte // hash of the admin token
 	proxies []netip.Prefix
 	ready   func() error
 	log     *slog.Logger

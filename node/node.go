@@ -44,8 +44,8 @@ type Node struct {
 	hasState bool
 	peers    *cluster.Client
 	intSrv   *http.Server
-	reg  *prometheus.Registry
-	met  *metrics
+	reg      *prometheus.Registry
+	met      *metrics
 
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
