@@ -64,11 +64,11 @@ func (n *Node) formOrJoin() {
 			}
 		}
 	}
-	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.publicURL()}
+	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL()}
 	backoff := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		for _, u := range n.cfg.JoinURLs {
-			if strings.TrimRight(u, "/") == n.URL() {
+			if u = strings.TrimRight(u, "/"); u == n.URL() || u == n.AdvertiseURL() {
 				continue
 			}
 			jctx, jcancel := context.WithTimeout(ctx, 15*time.Second)
@@ -287,9 +287,8 @@ func (n *Node) onLeader(ctx context.Context, local func(context.Context) error, 
 
 // Peer describes this node for formation.
 func (n *Node) Peer() cluster.PeerInfo {
-	addr, id := n.raft.LeaderWithID()
-	_ = addr
-	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.publicURL(), HasState: n.hasState, LeaderID: string(id)}
+	_, id := n.raft.LeaderWithID()
+	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState, LeaderID: string(id)}
 }
 
 // ClusterStatus describes the cluster as this node sees it.
@@ -362,7 +361,7 @@ func (n *Node) announceSelf(ctx context.Context) {
 			n.log.Warn("could not update own raft address", "err", err)
 		}
 	}
-	if err := n.recordMember(ctx, n.id, n.publicURL()); err != nil {
+	if err := n.recordMember(ctx, n.id, n.AdvertiseURL()); err != nil {
 		n.log.Warn("could not record own URL", "err", err)
 	}
 }

@@ -40,6 +40,9 @@ type Config struct {
 	NodeID string
 	// PublicURL is the base of entry urls, the same on every node.
 	PublicURL string
+	// AdvertiseURL is this node's own HTTP base URL as other nodes and
+	// operators reach it ("" → http://HTTPAddr).
+	AdvertiseURL string
 	// AdminToken enables the admin API; "" leaves it off (404).
 	AdminToken     string
 	TrustedProxies []netip.Prefix

@@ -223,6 +223,14 @@ func (n *Node) RaftAddr() string { return string(n.tr.LocalAddr()) }
 // URL returns the base URL of this node's HTTP server.
 func (n *Node) URL() string { return "http://" + n.HTTPAddr() }
 
+// AdvertiseURL is this node's own base URL as others reach it.
+func (n *Node) AdvertiseURL() string {
+	if n.cfg.AdvertiseURL != "" {
+		return strings.TrimRight(n.cfg.AdvertiseURL, "/")
+	}
+	return n.URL()
+}
+
 // publicURL is the base of entry urls.
 func (n *Node) publicURL() string {
 	if n.cfg.PublicURL != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/httpx"
 	"github.com/restarea/restarea/node"
+	"github.com/restarea/restarea/transport"
 )
 
 func init() {
@@ -27,6 +28,7 @@ func runServe(args []string) int {
 	raftAdv := fs.String("raft-advertise", "", "raft address other nodes dial (default: --raft-addr)")
 	nodeID := fs.String("node-id", "", "node id (default: generated once and kept in the data dir)")
 	publicURL := fs.String("public-url", "", "base of entry urls, the same on every node (default: http://HTTP-ADDR)")
+	advURL := fs.String("advertise-url", "", "this node's own base URL as other nodes reach it (default: http://HTTP-ADDR)")
 	adminToken := fs.String("admin-token", "", "bearer token for /api/v1/admin/ (empty: admin API off)")
 	perSource := fs.String("rate-per-source", "30/m", "post attempts per source, e.g. 30/m")
 	global := fs.String("rate-global", "2000/h", "new entries site-wide, e.g. 2000/h")
@@ -35,6 +37,13 @@ func runServe(args []string) int {
 	proxies := fs.String("trusted-proxies", "", "comma-separated IPs/CIDRs whose X-Forwarded-For is believed")
 	origins := fs.String("allowed-origins", "", "comma-separated extra Origins allowed on /mcp")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	join := fs.String("join", "", "comma-separated URLs of cluster members to join (or, with --bootstrap-expect, to form a cluster with)")
+	expect := fs.Int("bootstrap-expect", 0, "with --join: form a new cluster once this many nodes are up")
+	secret := fs.String("cluster-secret", "", "shared secret that signs node-to-node requests (required for more than one node)")
+	secretFile := fs.String("cluster-secret-file", "", "file holding the cluster secret")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate for mutual TLS between nodes")
+	tlsKey := fs.String("tls-key", "", "PEM key for --tls-cert")
+	tlsCA := fs.String("tls-ca", "", "PEM CA that signs every node's certificate")
 	snapThreshold := fs.Uint64("snapshot-threshold", d.SnapshotThreshold, "log entries between snapshots")
 	trailing := fs.Uint64("trailing-logs", d.TrailingLogs, "log entries kept after a snapshot")
 	if !parseFlags(fs, args) {
@@ -54,7 +63,7 @@ func runServe(args []string) int {
 
 	cfg := d
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
-	cfg.NodeID, cfg.PublicURL, cfg.AdminToken = *nodeID, *publicURL, *adminToken
+	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL, cfg.AdminToken = *nodeID, *publicURL, *advURL, *adminToken
 	cfg.SnapshotThreshold, cfg.TrailingLogs = *snapThreshold, *trailing
 	cfg.Logger, cfg.Version = logger, version
 	var err error
@@ -79,6 +88,21 @@ func runServe(args []string) int {
 		}
 	}
 
+	for _, u := range strings.Split(*join, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			cfg.JoinURLs = append(cfg.JoinURLs, u)
+		}
+	}
+	cfg.BootstrapExpect = *expect
+	if cfg.ClusterSecret, err = loadSecret(*secret, *secretFile); err != nil {
+		return fail("%v", err)
+	}
+	if *tlsCert != "" || *tlsKey != "" || *tlsCA != "" {
+		if cfg.TLS, err = transport.LoadTLS(*tlsCert, *tlsKey, *tlsCA); err != nil {
+			return fail("tls: %v", err)
+		}
+	}
+
 	n, err := node.Start(cfg)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
@@ -96,4 +120,20 @@ func runServe(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// loadSecret returns the cluster secret from the flag or the file (not
+// both); surrounding whitespace in the file is ignored.
+func loadSecret(value, file string) ([]byte, error) {
+	switch {
+	case value != "" && file != "":
+		return nil, fmt.Errorf("give --cluster-secret or --cluster-secret-file, not both")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-secret-file: %v", err)
+		}
+		return []byte(strings.TrimSpace(string(b))), nil
+	}
+	return []byte(value), nil
 }
