@@ -168,6 +168,11 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 		if cmd.Post == nil {
 			return refuse(restarea.CodeInvalidRequest, 0, "post command without post"), nil
 		}
+		// Empty ids would make bbolt refuse the write, and a write error
+		// stops every node on this log entry: refuse the command instead.
+		if !restarea.ValidUUID(cmd.Post.NewID) || !restarea.ValidUUID(cmd.Post.Request.RequestID) {
+			return refuse(restarea.CodeInvalidRequest, 0, "post command without a valid new_id and request_id"), nil
+		}
 		return f.applyPost(tx, l.Index, now, cmd.Post)
 	case OpHide, OpUnhide:
 		return applyVisibility(tx, cmd.EntryID, cmd.Op == OpUnhide)
@@ -178,6 +183,11 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 			return refuse(restarea.CodeInvalidRequest, 0, "settings command without settings"), nil
 		}
 		return applySettings(tx, cmd.Settings)
+	case OpMember:
+		if cmd.Member == nil || cmd.Member.ID == "" {
+			return refuse(restarea.CodeInvalidRequest, 0, "member command without member"), nil
+		}
+		return applyMember(tx, cmd.Member)
 	case OpExpire:
 		if cmd.Expire == nil {
 			return refuse(restarea.CodeInvalidRequest, 0, "expire command without parameters"), nil
@@ -313,6 +323,16 @@ func checkStateFile(path string) error {
 	}
 	defer db.Close()
 	return db.View(func(tx *bolt.Tx) error {
+		// A truncated stream still has valid meta pages; reading a page past
+		// the end of the file would fault (or see zeros), so compare sizes
+		// before touching any bucket.
+		fi, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if fi.Size() < tx.Size() {
+			return fmt.Errorf("truncated state file: %d bytes, its pages need %d", fi.Size(), tx.Size())
+		}
 		if tx.Bucket(bMeta) == nil || tx.Bucket(bEntries) == nil {
 			return fmt.Errorf("not a rest.area state file (buckets missing)")
 		}

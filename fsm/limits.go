@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"time"
 
@@ -17,8 +18,14 @@ import (
 func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (time.Duration, bool, error) {
 	b := tx.Bucket(bSources)
 	key := []byte(source)
-	if len(key) == 0 {
+	switch {
+	case len(key) == 0:
 		key = []byte("-")
+	case len(key) > 256:
+		// Sources are addresses; anything longer is hashed so it can never
+		// exceed bbolt's key limit and stop the state machine.
+		h := sha256.Sum256(key)
+		key = h[:]
 	}
 	times := unpackTimes(b.Get(key))
 	cut := now - int64(limit.Window())
