@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/transport"
 )
 
 // Config is everything a node needs. Zero values take the defaults of
@@ -34,6 +35,8 @@ type Config struct {
 	ClusterSecret []byte
 	// TLS, when set, turns on mutual TLS for raft and the internal channel.
 	TLS *tls.Config
+	// Faults, when set, lets tests and chaos runs isolate this node.
+	Faults *transport.Faults
 
 	// NodeID names this node in the cluster; "" → generated once and kept
 	// in DataDir/node-id.

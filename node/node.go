@@ -119,12 +119,12 @@ func (n *Node) open() error {
 		out = os.Stderr
 	}
 	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: out, JSONFormat: true})
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir, "snapshots"), 2, hl)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hl) // keeps them in DataDir/snapshots
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
 	n.mux, err = transport.Listen(transport.Config{
-		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.RaftAdvertise, TLS: cfg.TLS, Logger: n.log,
+		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.RaftAdvertise, TLS: cfg.TLS, Logger: n.log, Faults: cfg.Faults,
 	})
 	if err != nil {
 		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)
@@ -274,22 +274,33 @@ func (n *Node) Ready() error {
 	if addr, _ := n.raft.LeaderWithID(); addr == "" {
 		return errors.New("no leader")
 	}
-	if a, c := n.raft.AppliedIndex(), n.raft.CommitIndex(); a < c {
-		return fmt.Errorf("catching up: applied %d of %d", a, c)
+	if c := n.raft.CommitIndex(); !n.caughtUp(c) {
+		return fmt.Errorf("catching up: applied %d of %d", n.fsm.AppliedIndex(), c)
 	}
 	return nil
 }
 
 // Close stops serving, shuts raft down and closes the stores. It is safe
 // to call more than once.
-func (n *Node) Close() error {
+func (n *Node) Close() error { return n.shutdown(true) }
+
+// Kill stops the node at once, the way a crash would look to its peers:
+// no leadership hand-over, requests in flight are cut off. What was
+// committed is on disk either way.
+func (n *Node) Kill() error { return n.shutdown(false) }
+
+func (n *Node) shutdown(graceful bool) error {
 	n.closeOnce.Do(func() {
-		n.handOverLeadership()
+		if graceful {
+			n.handOverLeadership()
+		}
 		close(n.stop)
-		if n.httpSrv != nil {
+		if n.httpSrv != nil && graceful {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			n.httpSrv.Shutdown(ctx)
 			cancel()
+		} else if n.httpSrv != nil {
+			n.httpSrv.Close()
 		}
 		n.wg.Wait()
 		if n.raft != nil {
@@ -320,3 +331,6 @@ func (n *Node) closeStores() {
 		n.fsm.Close()
 	}
 }
+
+// DataDir returns the node's data directory.
+func (n *Node) DataDir() string { return n.cfg.DataDir }

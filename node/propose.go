@@ -107,19 +107,49 @@ func (n *Node) forward(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 	return res, nil
 }
 
-// waitApplied blocks until the local state machine has applied index.
-// It uses raft's applied index, which also counts the entries the state
-// machine never sees (a new leader's no-op, configuration changes), so a
-// commit index taken from raft is always reached.
+// caughtUp reports whether the state machine reflects every log entry up
+// to index. Raft's own applied index runs ahead of the state machine (it
+// counts entries handed over, not applied), and the state machine never
+// sees no-op and barrier entries, so: either the state machine applied
+// index itself, or raft handed it over and every entry after the state
+// machine's last one is a kind it never sees.
+func (n *Node) caughtUp(index uint64) bool {
+	applied := n.fsm.AppliedIndex()
+	if applied >= index {
+		return true
+	}
+	if n.raft.AppliedIndex() < index {
+		return false
+	}
+	first, err := n.logs.FirstIndex()
+	if err != nil {
+		return false
+	}
+	for i := index; i > applied; i-- {
+		if i < first {
+			return true // covered by a snapshot the state machine holds
+		}
+		var l raft.Log
+		if err := n.logs.GetLog(i, &l); err != nil {
+			return false
+		}
+		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
+			return false
+		}
+	}
+	return true
+}
+
+// waitApplied blocks until the local state machine reflects index.
 func (n *Node) waitApplied(ctx context.Context, index uint64) error {
-	if n.raft.AppliedIndex() >= index {
+	if n.caughtUp(index) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
 	defer cancel()
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
-	for n.raft.AppliedIndex() < index {
+	for !n.caughtUp(index) {
 		select {
 		case <-ctx.Done():
 			return unavailable("the write was committed but this node has not applied it yet; retry with the same request_id")

@@ -32,6 +32,9 @@ type Config struct {
 	// Nil means plain TCP.
 	TLS *tls.Config
 
+	// Faults, when set, can isolate this node (tests and chaos runs).
+	Faults *Faults
+
 	// Logger receives connection-level events. Nil discards them.
 	Logger *slog.Logger
 

@@ -66,6 +66,9 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 	if m.isClosed() {
 		return nil, fmt.Errorf("transport: dial %s: %w", address, net.ErrClosed)
 	}
+	if m.cfg.Faults.Isolated() {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: ErrIsolated}
+	}
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, fmt.Errorf("transport: dial %q: %w", address, err)
@@ -96,7 +99,7 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 		raw.Close()
 		return nil, fmt.Errorf("transport: dial %s: %w", address, err)
 	}
-	return conn, nil
+	return m.cfg.Faults.wrap(conn)
 }
 
 // greet runs the client side of the handshake on raw: TLS if configured,

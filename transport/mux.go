@@ -207,6 +207,9 @@ func (m *Mux) handshake(raw net.Conn) {
 		m.log.Debug("connection refused: unknown kind byte", "remote", remote, "kind", kind)
 		return
 	}
+	if conn, err = m.cfg.Faults.wrap(conn); err != nil {
+		return
+	}
 	if !sub.deliver(conn, deadline) {
 		conn.Close()
 		if !sub.isClosed() {
