@@ -25,6 +25,9 @@ type Options struct {
 	// Observe, when set, is told the size and duration of every applied
 	// batch (for metrics).
 	Observe func(batch int, d time.Duration)
+	// Fault deliberately breaks the state machine, so that tests can show
+	// the chaos checker catches a broken build. Never set outside tests.
+	Fault Fault
 	// InitialMmapSize reserves address space so that growing the file does
 	// not remap while a snapshot's read transaction is open (bbolt blocks
 	// writers during a remap until readers finish). 0 → 1 GiB.

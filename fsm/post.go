@@ -51,6 +51,9 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 		if !restarea.SameContent(r.Content(), req.Content()) {
 			return refuse(restarea.CodeConflict, 0, "request_id %s was already used for different content (%s); nothing was stored or changed — send the original content to replay it, or use a new request_id for a different post", req.RequestID, firstDifference(r.Content(), req.Content())), nil
 		}
+		if f.opts.Fault == FaultReplaysCreate && r.AttemptID != p.AttemptID {
+			goto store // the deliberate bug: a replay stores a second entry
+		}
 		e := r.Entry
 		e.Visible = effectiveVisible(tx, r)
 		return &Result{Entry: &e, Replayed: r.AttemptID != p.AttemptID}, nil
@@ -81,6 +84,7 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 	}
 
 	// 4. Store.
+store:
 	r := &record{
 		Entry: restarea.Entry{
 			ID: p.NewID, RequestID: req.RequestID, Type: req.Type, ParentID: req.ParentID,
@@ -94,6 +98,10 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 		// A proposed id that collides (it never should with UUIDv4) must not
 		// overwrite an entry; the client's retry gets a fresh id.
 		return refuse(restarea.CodeUnavailable, 0, "entry id collision; retry with the same request_id"), nil
+	}
+	if f.opts.Fault == FaultForgetWrites {
+		e := r.Entry
+		return &Result{Entry: &e}, nil // the deliberate bug: acknowledged, never stored
 	}
 	if err := storeNew(tx, r); err != nil {
 		return nil, err

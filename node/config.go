@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -37,6 +38,9 @@ type Config struct {
 	TLS *tls.Config
 	// Faults, when set, lets tests and chaos runs isolate this node.
 	Faults *transport.Faults
+	// FSMFault deliberately breaks the state machine (tests of the chaos
+	// checker only).
+	FSMFault fsm.Fault
 
 	// NodeID names this node in the cluster; "" → generated once and kept
 	// in DataDir/node-id.

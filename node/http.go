@@ -1,8 +1,6 @@
 package node
 
 import (
-	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -46,12 +44,7 @@ func (n *Node) Handler() http.Handler {
 	return mux
 }
 
-func (n *Node) serveHTTP() error {
-	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("http listen %s: %w", n.cfg.HTTPAddr, err)
-	}
-	n.httpLn = ln
+func (n *Node) serveHTTP() {
 	n.httpSrv = &http.Server{
 		Handler:           n.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -63,9 +56,8 @@ func (n *Node) serveHTTP() error {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		if err := n.httpSrv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		if err := n.httpSrv.Serve(n.httpLn); err != nil && err != http.ErrServerClosed {
 			n.log.Error("http server stopped", "err", err)
 		}
 	}()
-	return nil
 }

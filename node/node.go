@@ -76,15 +76,20 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry()}
+	// The HTTP port is bound first, so the node's URL is known before
+	// anything (formation, raft) can ask for it.
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
+	}
+	n.httpLn = ln
 	if err := n.open(); err != nil {
+		ln.Close()
 		n.closeStores()
 		return nil, err
 	}
 	n.startCluster()
-	if err := n.serveHTTP(); err != nil {
-		n.Close()
-		return nil, err
-	}
+	n.serveHTTP()
 	n.wg.Add(1)
 	go n.leaderLoop()
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
@@ -106,6 +111,7 @@ func (n *Node) open() error {
 	n.fsm, err = fsm.Open(filepath.Join(cfg.DataDir, "state.db"), fsm.Options{
 		Logger:  n.log,
 		Observe: n.met.observeBatch,
+		Fault:   cfg.FSMFault,
 	})
 	if err != nil {
 		return err

@@ -85,7 +85,25 @@ func StartConfig(t testing.TB, cfg node.Config) *node.Node {
 	}
 	t.Cleanup(func() { n.Close() })
 	WaitReady(t, n)
+	waitSettings(t, n, cfg)
 	return n
+}
+
+// waitSettings waits until the configured limits are in force: a new
+// leader applies them through the log moments after it is elected.
+func waitSettings(t testing.TB, n *node.Node, cfg node.Config) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := n.Settings(context.Background())
+		if err == nil && s.PerSourceLimit == cfg.RatePerSource && s.GlobalLimit == cfg.RateGlobal {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s: configured limits not applied: %+v (%v)", n.ID(), s, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // WaitReady waits (up to 10s) until n has a leader and has caught up.
