@@ -1,0 +1,436 @@
+// Package localcluster runs a rest.area cluster of real node processes on
+// loopback, for the chaos and bench commands: each node gets its own data
+// directory, its own loopback address for raft and a fault proxy in front
+// of its raft port, so a node can be killed, paused, restarted and
+// partitioned from the others.
+package localcluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options describe a local cluster.
+type Options struct {
+	// Binary is the restarea executable; "" → the running executable.
+	Binary string
+	// Nodes is the number of nodes (at least 1).
+	Nodes int
+	// Dir holds the nodes' data directories and logs; "" → a temporary
+	// directory removed by Close.
+	Dir string
+	// Secret and AdminToken; "" → random.
+	Secret     string
+	AdminToken string
+	// Args are extra `restarea serve` flags for every node.
+	Args []string
+	// Logf receives progress lines; nil → silent.
+	Logf func(format string, args ...any)
+}
+
+// Node is one node process.
+type Node struct {
+	Index    int
+	ID       string
+	URL      string
+	RaftAddr string // the address peers dial (the fault proxy)
+	DataDir  string
+	LogFile  string
+
+	bindRaft string
+	httpAddr string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	paused   bool
+}
+
+// Pid returns the node's process id, or 0 when it is not running.
+func (n *Node) Pid() int {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	opts    Options
+	nodes   []*Node
+	proxies []*proxy
+	tempDir bool
+	mu      sync.Mutex
+	client  *http.Client
+}
+
+func random() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func freePort(ip string) (string, error) {
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Start starts the nodes (they form a cluster with --bootstrap-expect)
+// and waits, within ctx, until every node is ready and sees all members.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Nodes < 1 {
+		return nil, errors.New("localcluster: at least one node")
+	}
+	if opts.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		opts.Binary = exe
+	}
+	if opts.Secret == "" {
+		opts.Secret = random()
+	}
+	if opts.AdminToken == "" {
+		opts.AdminToken = random()
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	c := &Cluster{opts: opts, client: &http.Client{Timeout: 5 * time.Second}}
+	if opts.Dir == "" {
+		dir, err := os.MkdirTemp("", "restarea-local-")
+		if err != nil {
+			return nil, err
+		}
+		c.opts.Dir, c.tempDir = dir, true
+	}
+	if err := c.prepare(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	for i := range c.nodes {
+		if err := c.start(i); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	opts.Logf("local cluster of %d nodes ready in %s", opts.Nodes, c.opts.Dir)
+	return c, nil
+}
+
+// prepare picks addresses: node i speaks raft from 127.0.0.(10+i), behind
+// a proxy on 127.0.0.1 that peers dial.
+func (c *Cluster) prepare() error {
+	from := map[string]int{}
+	for i := 0; i < c.opts.Nodes; i++ {
+		ip := fmt.Sprintf("127.0.0.%d", 10+i)
+		from[ip] = i
+		bind, err := freePort(ip)
+		if err != nil {
+			return fmt.Errorf("localcluster: loopback address %s: %w", ip, err)
+		}
+		httpAddr, err := freePort("127.0.0.1")
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(c.opts.Dir, fmt.Sprintf("node%d", i+1))
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		c.nodes = append(c.nodes, &Node{
+			Index: i, ID: fmt.Sprintf("node%d", i+1), URL: "http://" + httpAddr, DataDir: dir,
+			LogFile: filepath.Join(c.opts.Dir, fmt.Sprintf("node%d.log", i+1)), bindRaft: bind, httpAddr: httpAddr,
+		})
+	}
+	for i, n := range c.nodes {
+		p, err := newProxy("127.0.0.1:0", n.bindRaft, from)
+		if err != nil {
+			return err
+		}
+		c.proxies = append(c.proxies, p)
+		c.nodes[i].RaftAddr = p.addr()
+	}
+	return nil
+}
+
+func (c *Cluster) args(n *Node) []string {
+	var urls []string
+	for _, m := range c.nodes {
+		urls = append(urls, m.URL)
+	}
+	args := []string{"serve",
+		"--node-id", n.ID, "--data-dir", n.DataDir,
+		"--http-addr", n.httpAddr, "--advertise-url", n.URL, "--public-url", c.nodes[0].URL,
+		"--raft-addr", n.bindRaft, "--raft-advertise", n.RaftAddr,
+		"--admin-token", c.opts.AdminToken,
+	}
+	if len(c.nodes) > 1 {
+		args = append(args, "--join", strings.Join(urls, ","), "--bootstrap-expect", fmt.Sprint(len(c.nodes)),
+			"--cluster-secret", c.opts.Secret)
+	}
+	return append(args, c.opts.Args...)
+}
+
+func (c *Cluster) start(i int) error {
+	n := c.nodes[i]
+	logf, err := os.OpenFile(n.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(c.opts.Binary, c.args(n)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = os.Environ()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("localcluster: start %s: %w", n.ID, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	c.mu.Lock()
+	n.cmd, n.exited, n.paused = cmd, exited, false
+	c.mu.Unlock()
+	return nil
+}
+
+// Nodes returns the nodes, in index order.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// AdminToken returns the admin bearer token every node accepts.
+func (c *Cluster) AdminToken() string { return c.opts.AdminToken }
+
+// Running reports whether node i's process is alive.
+func (c *Cluster) Running(i int) bool {
+	n := c.nodes[i]
+	if n.exited == nil {
+		return false
+	}
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Kill sends SIGKILL to node i and waits for it to exit.
+func (c *Cluster) Kill(i int) error {
+	n := c.nodes[i]
+	if !c.Running(i) {
+		return nil
+	}
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-n.exited
+	return nil
+}
+
+// Restart starts node i again on its data directory and addresses (after
+// killing it if it still runs).
+func (c *Cluster) Restart(i int) error {
+	if err := c.Kill(i); err != nil {
+		return err
+	}
+	return c.start(i)
+}
+
+// Pause stops node i with SIGSTOP; Resume continues it.
+func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP, true) }
+
+// Resume continues a paused node with SIGCONT.
+func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT, false) }
+
+func (c *Cluster) signal(i int, s syscall.Signal, paused bool) error {
+	if !c.Running(i) {
+		return fmt.Errorf("localcluster: node %d not running", i)
+	}
+	c.mu.Lock()
+	c.nodes[i].paused = paused
+	c.mu.Unlock()
+	return c.nodes[i].cmd.Process.Signal(s)
+}
+
+// Partition cuts raft and internal traffic between the groups: nodes in
+// different groups cannot reach each other; nodes in no group form one
+// more group together. Existing connections across the cut are closed.
+func (c *Cluster) Partition(groups ...[]int) {
+	group := make([]int, len(c.nodes))
+	for i := range group {
+		group[i] = -1
+	}
+	for g, members := range groups {
+		for _, i := range members {
+			if i >= 0 && i < len(group) {
+				group[i] = g
+			}
+		}
+	}
+	for i, p := range c.proxies {
+		i := i
+		p.setBlocked(func(from int) bool { return from >= 0 && group[from] != group[i] })
+	}
+}
+
+// Heal removes every partition.
+func (c *Cluster) Heal() {
+	for _, p := range c.proxies {
+		p.setBlocked(func(int) bool { return false })
+	}
+}
+
+// Status is the part of GET /api/v1/cluster the tools use.
+type Status struct {
+	NodeID       string `json:"node_id"`
+	LeaderID     string `json:"leader_id"`
+	CommitIndex  uint64 `json:"commit_index"`
+	AppliedIndex uint64 `json:"applied_index"`
+	Members      []struct {
+		ID string `json:"id"`
+	} `json:"members"`
+}
+
+// Status asks node i for its view of the cluster.
+func (c *Cluster) Status(ctx context.Context, i int) (Status, error) {
+	var st struct {
+		Data Status `json:"data"`
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.nodes[i].URL+"/api/v1/cluster", nil)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return Status{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Status{}, fmt.Errorf("%s: %s", c.nodes[i].ID, resp.Status)
+	}
+	return st.Data, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// Leader returns the index of the node the running nodes agree leads.
+func (c *Cluster) Leader(ctx context.Context) (int, error) {
+	for {
+		votes := map[string]int{}
+		running := 0
+		for i := range c.nodes {
+			if !c.Running(i) || c.nodes[i].paused {
+				continue
+			}
+			running++
+			if st, err := c.Status(ctx, i); err == nil && st.LeaderID != "" {
+				votes[st.LeaderID]++
+			}
+		}
+		for id, v := range votes {
+			if v*2 > running {
+				for i, n := range c.nodes {
+					if n.ID == id {
+						return i, nil
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("localcluster: no agreed leader: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// WaitReady waits until every running, unpaused node answers /readyz and
+// sees every member.
+func (c *Cluster) WaitReady(ctx context.Context) error {
+	last := time.Now()
+	for {
+		ready := 0
+		want := 0
+		for i := range c.nodes {
+			if !c.Running(i) || c.nodes[i].paused {
+				continue
+			}
+			want++
+			if c.ready(ctx, i) {
+				ready++
+			}
+		}
+		if ready == want {
+			return nil
+		}
+		if time.Since(last) > 5*time.Second {
+			c.opts.Logf("waiting for nodes: %d of %d ready", ready, want)
+			last = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("localcluster: %d of %d nodes ready (logs in %s): %w", ready, want, c.opts.Dir, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) ready(ctx context.Context, i int) bool {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.nodes[i].URL+"/readyz", nil)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	st, err := c.Status(ctx, i)
+	return err == nil && len(st.Members) == len(c.nodes)
+}
+
+// Close stops every node (SIGTERM, then SIGKILL after 10s), closes the
+// proxies and removes the directory if Start created it.
+func (c *Cluster) Close() error {
+	c.Heal()
+	for i, n := range c.nodes {
+		if !c.Running(i) {
+			continue
+		}
+		if n.paused {
+			n.cmd.Process.Signal(syscall.SIGCONT)
+		}
+		n.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	deadline := time.After(10 * time.Second)
+	for i, n := range c.nodes {
+		if n.exited == nil {
+			continue
+		}
+		select {
+		case <-n.exited:
+		case <-deadline:
+			c.Kill(i)
+		}
+	}
+	for _, p := range c.proxies {
+		p.close()
+	}
+	if c.tempDir {
+		return os.RemoveAll(c.opts.Dir)
+	}
+	return nil
+}
