@@ -63,6 +63,10 @@ func (s *server) observe(next http.Handler) http.Handler {
 		}
 		level := slog.LevelDebug
 		switch {
+		case rec.status == http.StatusServiceUnavailable:
+			// No leader, not ready, outcome unknown: expected during
+			// failover and from health probes, not a fault of this node.
+			level = slog.LevelWarn
 		case rec.status >= 500:
 			level = slog.LevelError
 		case rec.status >= 400:

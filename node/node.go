@@ -129,8 +129,12 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
+	adv := cfg.RaftAdvertise
+	if adv == "" {
+		adv = defaultAdvertise(cfg.RaftAddr)
+	}
 	n.mux, err = transport.Listen(transport.Config{
-		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.RaftAdvertise, TLS: cfg.TLS, Logger: n.log, Faults: cfg.Faults,
+		BindAddr: cfg.RaftAddr, AdvertiseAddr: adv, TLS: cfg.TLS, Logger: n.log, Faults: cfg.Faults,
 	})
 	if err != nil {
 		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)
@@ -340,3 +344,26 @@ func (n *Node) closeStores() {
 
 // DataDir returns the node's data directory.
 func (n *Node) DataDir() string { return n.cfg.DataDir }
+
+// defaultAdvertise picks the raft address peers dial when none is given:
+// the bind address itself, unless it is unspecified (0.0.0.0, [::]), which
+// nobody can dial — then this host's first non-loopback IPv4 address, as
+// a container's single node needs.
+func defaultAdvertise(bind string) string {
+	host, port, err := net.SplitHostPort(bind)
+	if err != nil || port == "0" {
+		return ""
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return ""
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return net.JoinHostPort(ipn.IP.String(), port)
+			}
+		}
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}

@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// dialTimeout bounds connecting to a peer's internal channel, DNS and TLS
+// included.
+const dialTimeout = 2 * time.Second
+
 // HTTPClient returns an http.Client whose requests travel over the internal
 // channel of the node named in the URL: use "http://HOST:PORT/path" with the
 // node's advertised address; TLS, when configured, happens underneath, so the
@@ -21,6 +25,11 @@ func (m *Mux) HTTPClient(timeout time.Duration) *http.Client {
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			// A dead peer (or a name that no longer resolves) must fail
+			// fast: the caller retries at the new leader, and a request's
+			// own deadline is far longer than a dial should take.
+			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+			defer cancel()
 			return m.DialRPC(ctx, addr)
 		},
 		MaxIdleConnsPerHost: 16,

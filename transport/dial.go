@@ -73,7 +73,7 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 	if err != nil {
 		return nil, fmt.Errorf("transport: dial %q: %w", address, err)
 	}
-	var d net.Dialer
+	d := net.Dialer{LocalAddr: m.dialFrom}
 	raw, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
 		return nil, fmt.Errorf("transport: dial %s: %w", address, err)

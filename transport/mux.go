@@ -37,6 +37,10 @@ type Mux struct {
 
 	raft *subListener
 	rpc  *subListener
+	// dialFrom is the source address of outgoing connections: the bind IP
+	// when it is a specific one, so a node on a multi-homed host (or on
+	// its own loopback address) speaks from the address it listens on.
+	dialFrom net.Addr
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -79,6 +83,9 @@ func Listen(cfg Config) (*Mux, error) {
 	}
 	if cfg.TLS != nil {
 		m.srvTLS = serverTLS(cfg.TLS)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsUnspecified() {
+		m.dialFrom = &net.TCPAddr{IP: tcp.IP}
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && cfg.TLS == nil && !tcp.IP.IsLoopback() {
 		// Raft itself has no authentication; only mutual TLS keeps
