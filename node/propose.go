@@ -20,26 +20,44 @@ func unavailable(format string, args ...any) *restarea.Error {
 	return restarea.Errorf(restarea.CodeUnavailable, format, args...).WithRetryAfter(time.Second)
 }
 
+// maxUnknownRetries bounds how often a node resends a command whose
+// outcome it did not learn before it answers 503 unavailable.
+const maxUnknownRetries = 2
+
 // propose commits cmd through raft and returns the state machine's result.
-// It waits (bounded by LeaderWait) for a leader, and retries only when raft
-// says the command was not appended. Any other failure — leadership lost
-// while waiting, shutdown, a timeout — means the outcome is unknown and
-// is answered 503 unavailable, which a client resolves by retrying with
-// the same request_id.
+// It waits (bounded by LeaderWait) for a leader and retries when the
+// command was certainly not appended (not the leader, a peer that cannot
+// be dialed). When the outcome is unknown — leadership lost while waiting,
+// a timeout, a forward whose answer was lost — it resends the same command
+// a bounded number of times: every command is idempotent (a post is
+// matched by request_id, and its attempt id keeps a 201 a 201), so this
+// can neither store twice nor change the answer. When all that fails the
+// answer is 503 unavailable, which a client resolves by retrying with the
+// same request_id.
 func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
 	defer cancel()
+	unknown := 0
 	for {
 		if err := n.WaitLeader(waitCtx); err != nil {
 			return nil, err
 		}
+		var res *fsm.Result
+		var err error
 		if n.IsLeader() {
-			res, err := n.applyLocal(ctx, cmd)
-			if !errors.Is(err, errNotApplied) {
-				return res, err
-			}
-		} else if res, err := n.forward(ctx, cmd); !errors.Is(err, errNotApplied) {
-			return res, err
+			res, err = n.applyLocal(ctx, cmd)
+		} else {
+			res, err = n.forward(ctx, cmd)
+		}
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, errNotApplied):
+		case restarea.ErrorCode(err) == restarea.CodeUnavailable && unknown < maxUnknownRetries && waitCtx.Err() == nil && ctx.Err() == nil:
+			unknown++
+			n.log.Debug("write outcome unknown, resending", "op", cmd.Op, "err", err, "retry", unknown)
+		default:
+			return nil, err
 		}
 		select {
 		case <-waitCtx.Done():
