@@ -1,0 +1,94 @@
+package node_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/node"
+	"github.com/restarea/restarea/node/nodetest"
+)
+
+// clock is a settable clock for the leader's timestamps.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Retention is decided by the leader with its clock and replicated: after
+// the retention an entry leaves every read and its request_id is
+// forgotten; a deletion's tombstone lasts its own retention.
+func TestRetentionWithInjectedClock(t *testing.T) {
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	n := nodetest.Start(t, nodetest.WithClock(c.Now), nodetest.WithConfig(func(cfg *node.Config) {
+		cfg.Retention = 90 * 24 * time.Hour
+		cfg.TombstoneRetention = 30 * 24 * time.Hour
+	}))
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "192.0.2.5", Channel: restarea.ChannelHTTP}
+	old := question(uuid.NewString())
+	oldRes, err := n.Post(ctx, old, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := question(uuid.NewString())
+	delRes, err := n.Post(ctx, deleted, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.DeleteEntry(ctx, delRes.Entry.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	c.advance(60 * 24 * time.Hour)
+	young, err := n.Post(ctx, question(uuid.NewString()), meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Expire()
+	// 60 days on: the tombstone (30d) is gone, the entries (90d) are not.
+	if _, err := n.GetThread(ctx, oldRes.Entry.ID, restarea.ReadOptions{}); err != nil {
+		t.Fatalf("entry expired too early: %v", err)
+	}
+	again, err := n.Post(ctx, deleted, meta)
+	if err != nil || again.Replayed || again.Entry.ID == delRes.Entry.ID {
+		t.Fatalf("after the tombstone expired the request_id should create a new entry: %+v %v", again, err)
+	}
+
+	c.advance(31 * 24 * time.Hour)
+	n.Expire()
+	// 91 days on: the first entry is gone from every read, its request_id
+	// forgotten; the younger one stays.
+	if _, err := n.GetThread(ctx, oldRes.Entry.ID, restarea.ReadOptions{}); restarea.ErrorCode(err) != restarea.CodeNotFound {
+		t.Fatalf("expired entry still readable: %v", err)
+	}
+	page, _ := n.ListEntries(ctx, restarea.ListOptions{})
+	for _, e := range page.Entries {
+		if e.ID == oldRes.Entry.ID {
+			t.Fatal("expired entry still listed")
+		}
+	}
+	if _, err := n.GetThread(ctx, young.Entry.ID, restarea.ReadOptions{}); err != nil {
+		t.Fatalf("young entry expired: %v", err)
+	}
+	res, err := n.Post(ctx, old, meta)
+	if err != nil || res.Replayed || res.Entry.ID == oldRes.Entry.ID {
+		t.Fatalf("expired request_id should create a new entry: %+v %v", res, err)
+	}
+}
