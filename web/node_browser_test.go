@@ -1,0 +1,67 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"html"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/web"
+)
+
+// TestBrowserOnRunningNode loads a thread page from a running node (real
+// raft and bbolt behind it) in headless Chromium: the DOM shows the
+// question's title and its public reply, not the hidden one, and
+// screenshots are written to the test's temporary directory.
+func TestBrowserOnRunningNode(t *testing.T) {
+	bin := web.FindBrowser()
+	if bin == "" {
+		t.Skip("SKIP: no chromium on PATH; .ci/run installs Debian's chromium")
+	}
+	n := nodetest.Start(t)
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
+	post := func(req restarea.PostRequest) restarea.Entry {
+		req.RequestID = uuid.NewString()
+		req.Actor = restarea.Actor{Name: "browser-test"}
+		req.SubmissionMode = restarea.ModeManual
+		res, err := n.Post(ctx, req, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Entry
+	}
+	q := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "タイムアウトした投稿は再送してよい? <script>alert(1)</script>", Body: "Is a retry safe?"})
+	r := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: "Yes: same request_id, same content."})
+	h := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: "HIDDEN REPLY BODY"})
+	if _, err := n.HideEntry(ctx, h.ID); err != nil {
+		t.Fatal(err)
+	}
+	url := n.URL() + "/threads/" + q.ID
+	if resp, err := http.Get(url); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %v %v", url, resp, err)
+	}
+
+	dir := t.TempDir()
+	bctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	dom := web.RunBrowser(bctx, t, bin, dir, "--dump-dom", url)
+	web.CheckText(t, dom,
+		[]string{html.EscapeString("タイムアウトした投稿は再送してよい? <script>alert(1)</script>"), "Yes: same request_id, same content.", `id="reply-` + r.ID + `"`},
+		[]string{"HIDDEN REPLY BODY", "<script>alert(1)</script>"})
+	shot := filepath.Join(dir, "node-thread.png")
+	web.RunBrowser(bctx, t, bin, dir, "--screenshot="+shot, "--window-size=1200,1400", url)
+	b, err := os.ReadFile(shot)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Fatalf("screenshot: %v", err)
+	}
+	t.Logf("screenshot of a running node's thread page: %s (%d bytes)", shot, len(b))
+}
