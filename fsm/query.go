@@ -73,31 +73,10 @@ func (f *FSM) Threads(cursor string, limit int) (restarea.ThreadPage, error) {
 		return page, err
 	}
 	err = f.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bThreads).Cursor()
-		var k, v []byte
-		if after == nil {
-			k, v = c.Last()
-		} else {
-			c.Seek(after)
-			k, v = c.Prev()
-		}
-		var lastSeq uint64
-		for ; k != nil; k, v = c.Prev() {
-			if len(page.Threads) == limit {
-				page.NextCursor = cursorString(lastSeq)
-				return nil
-			}
-			r, err := getRecord(tx, string(v))
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				return errMissing(string(v))
-			}
+		page.NextCursor, err = walk(tx.Bucket(bThreads).Cursor(), nil, after, limit, true, tx, func(r *record) {
 			page.Threads = append(page.Threads, public(r))
-			lastSeq = r.Seq
-		}
-		return nil
+		})
+		return err
 	})
 	return page, err
 }
@@ -119,33 +98,10 @@ func (f *FSM) Replies(threadID, cursor string, limit int) (restarea.ReplyPage, e
 		if q == nil || !q.Visible || q.Type != restarea.TypeQuestion {
 			return notFound("question", threadID)
 		}
-		prefix := []byte(threadID)
-		c := tx.Bucket(bReplies).Cursor()
-		start := prefix
-		if after != nil {
-			start = append(bytes.Clone(prefix), after...)
-		}
-		k, v := c.Seek(start)
-		if after != nil && bytes.Equal(k, start) {
-			k, v = c.Next()
-		}
-		var lastSeq uint64
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(page.Replies) == limit {
-				page.NextCursor = cursorString(lastSeq)
-				return nil
-			}
-			r, err := getRecord(tx, string(v))
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				return errMissing(string(v))
-			}
+		page.NextCursor, err = walk(tx.Bucket(bReplies).Cursor(), []byte(threadID), after, limit, false, tx, func(r *record) {
 			page.Replies = append(page.Replies, public(r))
-			lastSeq = r.Seq
-		}
-		return nil
+		})
+		return err
 	})
 	return page, err
 }
@@ -159,33 +115,59 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 		return page, err
 	}
 	err = f.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bAll).Cursor()
-		var k, v []byte
-		if after == nil {
-			k, v = c.Last()
-		} else {
-			c.Seek(after)
-			k, v = c.Prev()
-		}
-		var lastSeq uint64
-		for ; k != nil; k, v = c.Prev() {
-			if len(page.Entries) == limit {
-				page.NextCursor = cursorString(lastSeq)
-				return nil
-			}
-			r, err := getRecord(tx, string(v))
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				return errMissing(string(v))
-			}
+		page.NextCursor, err = walk(tx.Bucket(bAll).Cursor(), nil, after, limit, true, tx, func(r *record) {
 			page.Entries = append(page.Entries, r.Entry)
-			lastSeq = r.Seq
-		}
-		return nil
+		})
+		return err
 	})
 	return page, err
+}
+
+// walk visits up to limit records of an index whose keys are prefix +
+// sequence number and whose values are entry ids, starting after the
+// sequence number after (nil: from the start), newest first or oldest
+// first. It returns the cursor of the next page, or nil after the last.
+// Positions are sequence numbers, not offsets, so entries added or
+// removed meanwhile never make a page skip or repeat one.
+func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx *bolt.Tx, visit func(*record)) (*string, error) {
+	var k, v []byte
+	switch {
+	case newestFirst && after == nil:
+		k, v = c.Last()
+	case newestFirst:
+		c.Seek(after)
+		k, v = c.Prev()
+	default:
+		start := append(bytes.Clone(prefix), after...)
+		k, v = c.Seek(start)
+		if after != nil && bytes.Equal(k, start) {
+			k, v = c.Next()
+		}
+	}
+	next := func() ([]byte, []byte) {
+		if newestFirst {
+			return c.Prev()
+		}
+		return c.Next()
+	}
+	n := 0
+	var lastSeq uint64
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = next() {
+		if n == limit {
+			return cursorString(lastSeq), nil
+		}
+		r, err := getRecord(tx, string(v))
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, errMissing(string(v))
+		}
+		visit(r)
+		n++
+		lastSeq = r.Seq
+	}
+	return nil, nil
 }
 
 // Entry returns a stored entry as operators see it (hidden ones included,
