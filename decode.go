@@ -13,7 +13,9 @@ import (
 // DecodeJSON decodes one JSON object from data into v strictly: the bytes
 // must be valid UTF-8 with no lone surrogate escapes, unknown fields and
 // trailing data are refused, and a type mismatch names the field. Every
-// failure is an *Error with CodeInvalidRequest.
+// failure is an *Error with CodeInvalidRequest. A JSON null is taken as an
+// object with no members (v is left unchanged): MCP tool calls may send
+// "arguments": null.
 func DecodeJSON(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Errorf(CodeInvalidRequest, "request body is empty; a JSON object is required")

@@ -114,6 +114,7 @@ func RetryAfterSeconds(err error) int {
 	}
 	secs := int((e.RetryAfter + time.Second - 1) / time.Second)
 	if secs < 1 {
+		secs = 0 // a delay already past is no delay
 		switch HTTPStatus(e.Code) {
 		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			secs = 1

@@ -2,6 +2,7 @@ package restarea
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,9 @@ func ParseLimit(s string) (Limit, error) {
 	if err != nil {
 		return Limit{}, fmt.Errorf("rate %q: window: %v", s, err)
 	}
+	if d%time.Second != 0 {
+		return Limit{}, fmt.Errorf("rate %q: window must be whole seconds", s)
+	}
 	l := Limit{Count: n, WindowSeconds: int(d / time.Second)}
 	if err := l.Validate("rate"); err != nil {
 		return Limit{}, fmt.Errorf("rate %q: %s", s, ErrorMessage(err))
@@ -59,7 +63,7 @@ func ParseLimit(s string) (Limit, error) {
 func ParseDuration(s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		days, err := strconv.Atoi(n)
-		if err != nil || days < 0 {
+		if err != nil || days < 0 || days > int(math.MaxInt64/int64(24*time.Hour)) {
 			return 0, fmt.Errorf("invalid duration %q", s)
 		}
 		return time.Duration(days) * 24 * time.Hour, nil

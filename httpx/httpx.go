@@ -30,7 +30,13 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 			if err != nil {
 				return nil, fmt.Errorf("trusted proxy %q: %v", f, err)
 			}
-			out = append(out, p.Masked())
+			p = p.Masked()
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				// ::ffff:a.b.c.d/n is the IPv4 prefix a.b.c.d/(n-96): peers
+				// are compared unmapped, so a mapped prefix would never match.
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
+			out = append(out, p)
 			continue
 		}
 		a, err := netip.ParseAddr(f)
