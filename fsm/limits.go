@@ -98,23 +98,36 @@ func recordGlobal(tx *bolt.Tx, now int64, seq uint64) error {
 	return addCounter(tx, kGlobalCount, 1)
 }
 
-// pruneSources drops sources with no attempt inside window, at most max of
-// them, so idle clients do not stay in the state forever.
+// pruneSources drops sources with no attempt inside window, so idle
+// clients do not stay in the state forever. Each call examines at most
+// max sources, continuing where the previous call stopped (the position is
+// part of the replicated state), so one expiry command stays small however
+// many sources there are.
 func pruneSources(tx *bolt.Tx, now int64, window time.Duration, max int) int {
 	b := tx.Bucket(bSources)
+	meta := tx.Bucket(bMeta)
 	cut := now - int64(window)
+	c := b.Cursor()
+	var k, v []byte
+	if from := meta.Get(kPruneFrom); from != nil {
+		k, v = c.Seek(from)
+	} else {
+		k, v = c.First()
+	}
 	var stale [][]byte
-	b.ForEach(func(k, v []byte) error {
-		if len(stale) >= max {
-			return nil
-		}
+	for n := 0; k != nil && n < max; n++ {
 		if len(v) < 8 || int64(binary.BigEndian.Uint64(v[len(v)-8:])) <= cut {
 			stale = append(stale, bytes.Clone(k))
 		}
-		return nil
-	})
-	for _, k := range stale {
-		b.Delete(k)
+		k, v = c.Next()
+	}
+	if k == nil {
+		meta.Delete(kPruneFrom)
+	} else {
+		meta.Put(kPruneFrom, bytes.Clone(k))
+	}
+	for _, s := range stale {
+		b.Delete(s)
 	}
 	return len(stale)
 }

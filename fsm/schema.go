@@ -37,6 +37,7 @@ var (
 	kClock       = []byte("clock")
 	kEntries     = []byte("entry_count")
 	kGlobalCount = []byte("global_count")
+	kPruneFrom   = []byte("prune_sources_from")
 )
 
 // record is an entry as stored.

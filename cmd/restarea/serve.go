@@ -44,6 +44,9 @@ func runServe(args []string) int {
 	tlsCert := fs.String("tls-cert", "", "PEM certificate for mutual TLS between nodes")
 	tlsKey := fs.String("tls-key", "", "PEM key for --tls-cert")
 	tlsCA := fs.String("tls-ca", "", "PEM CA that signs every node's certificate")
+	heartbeat := fs.Duration("raft-heartbeat-timeout", d.HeartbeatTimeout, "raft heartbeat timeout (raise on slow or loaded machines)")
+	election := fs.Duration("raft-election-timeout", d.ElectionTimeout, "raft election timeout")
+	lease := fs.Duration("raft-leader-lease-timeout", d.LeaderLeaseTimeout, "how long a leader stays leader without reaching a quorum")
 	snapThreshold := fs.Uint64("snapshot-threshold", d.SnapshotThreshold, "log entries between snapshots")
 	trailing := fs.Uint64("trailing-logs", d.TrailingLogs, "log entries kept after a snapshot")
 	if !parseFlags(fs, args) {
@@ -65,6 +68,7 @@ func runServe(args []string) int {
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
 	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL, cfg.AdminToken = *nodeID, *publicURL, *advURL, *adminToken
 	cfg.SnapshotThreshold, cfg.TrailingLogs = *snapThreshold, *trailing
+	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
 	cfg.Logger, cfg.Version = logger, version
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
