@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Options choose the target and the sizes of a run.
+type Options struct {
+	// Binary is the restarea executable the bench starts nodes with.
+	Binary string
+	// Local starts a cluster of this many node processes; 0 with URLs
+	// targets a running cluster instead.
+	Local int
+	URLs  []string
+	// Dir holds data directories and scratch files ("" → a temporary
+	// directory, removed afterwards).
+	Dir string
+	// Quick runs small sizes and short phases (the CI smoke mode).
+	Quick bool
+	// Growth seeds single nodes for the growth, paging, disk and memory
+	// figures (needs Binary; only with Local).
+	Growth bool
+	// Logf receives progress lines; nil → silent.
+	Logf func(format string, args ...any)
+}
+
+// sizes are the bounds of one run.
+type sizes struct {
+	phase, fsync             time.Duration
+	maxOps                   int
+	clients                  []int
+	replayIDs, threadReplies int
+	small, big, bigThread    int
+	bodyBytes                int
+}
+
+func sizesFor(quick bool) sizes {
+	if quick {
+		return sizes{phase: 700 * time.Millisecond, fsync: 500 * time.Millisecond, maxOps: 20_000,
+			clients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 200,
+			small: 1_000, big: 10_000, bigThread: 1_000, bodyBytes: 512}
+	}
+	return sizes{phase: 5 * time.Second, fsync: 2 * time.Second, maxOps: 1_000_000,
+		clients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 1000,
+		small: 10_000, big: 1_000_000, bigThread: 100_000, bodyBytes: 512}
+}
+
+// Run measures the target described by o and returns the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	sz := sizesFor(o.Quick)
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "restarea-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep := &Report{Machine: describeMachine(dir), Quick: o.Quick, StartedAt: start.UTC().Format(time.RFC3339)}
+	cl := NewClient(128)
+
+	logf("fsync ceiling: 4 KiB append + fsync in %s for %s", dir, sz.fsync)
+	rate, err := FsyncRate(dir, sz.fsync)
+	if err != nil {
+		return nil, fmt.Errorf("fsync probe: %w", err)
+	}
+	rep.FsyncPerSec = rate
+	logf("  %.0f fsyncs/s", rate)
+
+	var t *Target
+	if o.Local > 0 {
+		rep.Target = fmt.Sprintf("local cluster of %d node processes", o.Local)
+		logf("starting %s", rep.Target)
+		t, err = StartLocal(ctx, o.Binary, o.Local, dir+"/cluster", logf)
+		if err != nil {
+			return nil, err
+		}
+		defer t.Close()
+	} else {
+		if len(o.URLs) == 0 {
+			return nil, fmt.Errorf("bench: give a local cluster size or node URLs")
+		}
+		t = Remote(o.URLs)
+		rep.Target = fmt.Sprintf("running cluster of %d nodes", len(t.URLs))
+	}
+	rep.Nodes = len(t.URLs)
+	if _, err := t.Leader(ctx, cl); err != nil {
+		return nil, err
+	}
+
+	for _, ch := range []string{"http", "mcp"} {
+		for _, c := range sz.clients {
+			logf("new posts over %s: %d clients for %s", ch, c, sz.phase)
+			st := newPosts(ctx, cl, t.URLs, ch, Load{Clients: c, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
+			logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors)
+			rep.Posts = append(rep.Posts, PostFigure{Channel: ch, Clients: c, Stats: st})
+		}
+	}
+
+	logf("replay storm: %d request_ids, 64 clients for %s", sz.replayIDs, sz.phase)
+	rf, err := replayStorm(ctx, cl, t, sz.replayIDs, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
+	if err != nil {
+		return nil, err
+	}
+	rep.Replay = &rf
+	logf("  %.0f replays/s, p99 %.1f ms; stored %d → %d (exact: %v)", rf.PerSecond, rf.P99Ms, rf.StoredBefore, rf.StoredAfter, rf.Exact)
+
+	logf("reads: a thread of %d replies, read on a follower", sz.threadReplies)
+	thread, _, err := postThread(ctx, cl, t.URLs, sz.threadReplies, sz.bodyBytes, Load{Clients: 64, Duration: time.Minute})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := settledCount(ctx, cl, t); err != nil {
+		return nil, err
+	}
+	f, err := t.Follower(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	readLoad := Load{Clients: 8, Duration: sz.phase, MaxOps: sz.maxOps}
+	rd, err := reads(ctx, cl, t.URLs[f], thread, readLoad)
+	if err != nil {
+		return nil, err
+	}
+	rd.Role = "follower"
+	if len(t.URLs) == 1 {
+		rd.Role = "leader (cluster of one)"
+	}
+	rep.Reads = &rd
+	logf("  get_thread %.0f/s, list_replies %.0f pages/s", rd.GetThread.PerSecond, rd.ListReplies.PerSecond)
+	for i, pid := range t.Pids {
+		if pid > 0 {
+			m, _ := ReadMemory(pid)
+			rep.ClusterMemory = append(rep.ClusterMemory, NodeMemory{Node: i + 1, Memory: m})
+		}
+	}
+	t.Close()
+
+	if o.Growth && o.Local > 0 {
+		for _, s := range []Seed{{Entries: sz.small, BodyBytes: sz.bodyBytes}, {Entries: sz.big, ThreadReplies: sz.bigThread, BodyBytes: sz.bodyBytes}} {
+			logf("growth: a single node seeded with %d entries", s.Entries)
+			g, err := growth(ctx, cl, o.Binary, dir, s, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, readLoad, logf)
+			if err != nil {
+				return nil, err
+			}
+			logf("  %.0f posts/s at 64 clients; %.0f bytes/entry on disk (%.2f× raw JSON); RSS %d MiB", g.Posts.PerSecond, g.BytesPerEntry, g.RatioToRaw, g.Memory.RSSBytes>>20)
+			rep.Growth = append(rep.Growth, g)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.Targets = rep.checkTargets()
+	return rep, nil
+}

@@ -1,0 +1,89 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/restarea/restarea/bench"
+)
+
+// buildBinary builds cmd/restarea into a temporary directory, or skips.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts node processes; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "restarea")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/restarea/restarea/cmd/restarea").CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot build the restarea binary, skipping the smoke run: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestQuickRun is the CI smoke mode: `restarea bench --local 3 --quick`
+// in-process. It checks only functional facts — every phase ran, the
+// replay storm stored exactly its 1,000 originals and nothing more, the
+// seeded stores hold what was seeded — never a timing.
+func TestQuickRun(t *testing.T) {
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, bench.Options{
+		Binary: bin, Local: 3, Dir: t.TempDir(), Quick: true, Growth: true, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	rep.WriteTable(testWriter{t})
+	if rep.FsyncPerSec <= 0 {
+		t.Errorf("fsync rate %v, want > 0", rep.FsyncPerSec)
+	}
+	if len(rep.Posts) != 6 {
+		t.Errorf("%d post figures, want 6 (REST and MCP at 1, 8, 64 clients)", len(rep.Posts))
+	}
+	for _, p := range rep.Posts {
+		if p.Ops == 0 {
+			t.Errorf("%s at %d clients: no post succeeded (%s)", p.Channel, p.Clients, p.ErrorSample)
+		}
+	}
+	r := rep.Replay
+	if r == nil {
+		t.Fatal("no replay storm figure")
+	}
+	if got := r.StoredAfter - r.StoredBefore; got != 1000 || r.Mismatches != 0 || !r.Exact {
+		t.Errorf("replay storm: %d entries stored for 1,000 request_ids, %d mismatched answers (sample: %s)", got, r.Mismatches, r.ErrorSample)
+	}
+	if r.Ops == 0 {
+		t.Error("replay storm: no replay answered")
+	}
+	if rep.Reads == nil || rep.Reads.GetThread.Ops == 0 || rep.Reads.ListReplies.Ops == 0 {
+		t.Errorf("reads on a follower: %+v", rep.Reads)
+	}
+	if len(rep.Growth) != 2 {
+		t.Fatalf("%d growth figures, want 2", len(rep.Growth))
+	}
+	for _, g := range rep.Growth {
+		if g.StoredAfter < g.Seeded+g.Posts.Ops {
+			t.Errorf("seeded node: %d stored, want at least %d seeded + %d posted", g.StoredAfter, g.Seeded, g.Posts.Ops)
+		}
+	}
+	if p := rep.Growth[1].Paging; p == nil || p.ThreadReplies != 1000 || p.K != 20 {
+		t.Errorf("paging the seeded thread: %+v, want 1000 replies in 20 pages", p)
+	}
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := rep.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("report not written: %v", err)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }

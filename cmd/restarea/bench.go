@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/restarea/restarea/bench"
+)
+
+func init() {
+	register("bench", "measure a cluster: posts, replays, reads, growth, vs the disk's fsync rate", runBench)
+}
+
+func runBench(args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	local := fs.Int("local", 0, "start a local cluster of this many node processes and measure it")
+	nodes := fs.String("nodes", "", "comma-separated URLs of a running cluster's nodes (instead of --local)")
+	dir := fs.String("dir", "", "directory for data dirs and scratch files (default: a temporary one, removed afterwards)")
+	quick := fs.Bool("quick", false, "small sizes and short phases: a smoke test that finishes in well under a minute")
+	growth := fs.Bool("growth", true, "with --local: seed single nodes for the growth, paging, disk and memory figures")
+	report := fs.String("report", "", "also write the figures as JSON to this file")
+	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	if !parseFlags(fs, args) {
+		return 2
+	}
+	var urls []string
+	for _, u := range strings.Split(*nodes, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if (*local > 0) == (len(urls) > 0) {
+		fmt.Fprintln(os.Stderr, "restarea bench: give exactly one of --local N or --nodes URL,...")
+		return 2
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "restarea bench: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	rep, err := bench.Run(ctx, bench.Options{
+		Binary: exe, Local: *local, URLs: urls, Dir: *dir, Quick: *quick, Growth: *growth,
+		Logf: func(format string, a ...any) {
+			fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "restarea bench: %v\n", err)
+		return 1
+	}
+	fmt.Println()
+	rep.WriteTable(os.Stdout)
+	if *report != "" {
+		if err := rep.WriteJSON(*report); err != nil {
+			fmt.Fprintf(os.Stderr, "restarea bench: --report: %v\n", err)
+			return 1
+		}
+	}
+	if rep.Replay != nil && !rep.Replay.Exact {
+		fmt.Fprintln(os.Stderr, "restarea bench: the replay storm did not leave exactly the original entries")
+		return 1
+	}
+	return 0
+}
