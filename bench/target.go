@@ -39,7 +39,7 @@ var benchArgs = []string{
 // localcluster.
 func StartLocal(ctx context.Context, binary string, n int, dir string, logf func(string, ...any)) (*Target, error) {
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Binary: binary, Nodes: n, Dir: dir, Args: benchArgs, Logf: logf,
+		Binary: binary, Nodes: n, Dir: dir, Args: benchArgs, Logf: logf, Direct: true,
 	})
 	if err != nil {
 		return nil, err

@@ -37,6 +37,9 @@ type Options struct {
 	AdminToken string
 	// Args are extra `restarea serve` flags for every node.
 	Args []string
+	// Direct leaves out the fault proxies: peers dial each other's raft
+	// port directly (for benchmarks); Partition then does nothing.
+	Direct bool
 	// Logf receives progress lines; nil → silent.
 	Logf func(format string, args ...any)
 }
@@ -163,6 +166,10 @@ func (c *Cluster) prepare() error {
 		})
 	}
 	for i, n := range c.nodes {
+		if c.opts.Direct {
+			c.nodes[i].RaftAddr = n.bindRaft
+			continue
+		}
 		p, err := newProxy("127.0.0.1:0", n.bindRaft, from)
 		if err != nil {
 			return err
