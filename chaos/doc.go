@@ -1,0 +1,14 @@
+// Package chaos tests a rest.area cluster the way Jepsen and etcd's
+// robustness tests do: many workers post and replay concurrently across
+// nodes, over REST and MCP mixed, while a seeded schedule kills, pauses
+// and partitions nodes. Every call is recorded in a history. After the
+// faults are healed and the cluster has settled, a checker reads the
+// final state of every node and proves, or refutes, the promises of
+// SPEC sections 2, 3 and 8: no duplicates, no lost acknowledged writes,
+// a 409 never changes what is stored, and the whole history is
+// linearizable for a map of request_id → entry (checked with porcupine).
+//
+// The same run drives four kinds of Target: an in-process cluster (for
+// go test), local node processes (restarea chaos --local N), the docker
+// compose cluster (--compose) and any cluster given by URL (--nodes).
+package chaos

@@ -1,0 +1,83 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/restarea/restarea/localcluster"
+)
+
+// LocalArgs are the `restarea serve` flags the chaos command gives local
+// node processes: limits high enough that 429 answers stay rare.
+var LocalArgs = []string{"--rate-per-source", "1000000/m", "--rate-global", "1000000/h"}
+
+// Local is a Target of node processes on loopback, started and faulted
+// through package localcluster: kill -9 and restart, SIGSTOP and SIGCONT,
+// and partitions by the fault proxy in front of each raft port.
+type Local struct {
+	c    *localcluster.Cluster
+	urls []string
+}
+
+var (
+	_ Target      = (*Local)(nil)
+	_ FaultDriver = (*Local)(nil)
+)
+
+// NewLocal wraps a running local cluster; Close closes it.
+func NewLocal(c *localcluster.Cluster) *Local {
+	l := &Local{c: c}
+	for _, n := range c.Nodes() {
+		l.urls = append(l.urls, n.URL)
+	}
+	return l
+}
+
+// Name implements Target.
+func (l *Local) Name() string { return fmt.Sprintf("local %d nodes", len(l.urls)) }
+
+// URLs implements Target.
+func (l *Local) URLs() []string { return l.urls }
+
+// AdminToken implements Target.
+func (l *Local) AdminToken() string { return l.c.AdminToken() }
+
+// Faults implements Target.
+func (l *Local) Faults() FaultDriver { return l }
+
+// Kinds implements FaultDriver: kill, pause and partition.
+func (l *Local) Kinds() []string { return []string{ClassKill, ClassPause, ClassPartition} }
+
+// Kill implements FaultDriver with SIGKILL.
+func (l *Local) Kill(_ context.Context, i int) error { return l.c.Kill(i) }
+
+// Restart implements FaultDriver: the process starts again on its data
+// directory and addresses.
+func (l *Local) Restart(_ context.Context, i int) error {
+	if l.c.Running(i) {
+		return nil
+	}
+	return l.c.Restart(i)
+}
+
+// Pause implements FaultDriver with SIGSTOP.
+func (l *Local) Pause(_ context.Context, i int) error { return l.c.Pause(i) }
+
+// Resume implements FaultDriver with SIGCONT.
+func (l *Local) Resume(_ context.Context, i int) error { return l.c.Resume(i) }
+
+// Isolate implements FaultDriver: the nodes form one group, the others
+// another; the fault proxies refuse traffic between the groups.
+func (l *Local) Isolate(_ context.Context, nodes []int) error {
+	l.c.Partition(nodes)
+	return nil
+}
+
+// Heal implements FaultDriver.
+func (l *Local) Heal(context.Context) error {
+	l.c.Heal()
+	return nil
+}
+
+// Close stops the node processes.
+func (l *Local) Close() error { return l.c.Close() }

@@ -1,0 +1,341 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/restarea/restarea"
+)
+
+// Config describes a run. Zero values take the defaults of Defaults.
+type Config struct {
+	// Workers post concurrently; each new post goes to Fanout nodes at
+	// most (two at least, when there are two nodes).
+	Workers int
+	Fanout  int
+	// Duration bounds the workload; MaxOps bounds its calls (0: no bound
+	// but Duration).
+	Duration time.Duration
+	MaxOps   int
+	// Seed makes the fault schedule (and the workers' choices) repeatable.
+	Seed int64
+	// NoFaults runs the workload without faults even when the target has
+	// a driver.
+	NoFaults bool
+	// RaiseLimits sets generous per-source and site-wide limits through
+	// the admin API for the run, and restores the previous ones after,
+	// so that 429 answers stay rare.
+	RaiseLimits bool
+	// SettleTimeout bounds the wait for the healed cluster to converge.
+	SettleTimeout time.Duration
+	// CheckTimeout bounds porcupine.
+	CheckTimeout time.Duration
+	// OutDir receives the history and the visualisation when a violation
+	// is found ("" → the current directory).
+	OutDir string
+	// HistoryFile, when set, receives the history whatever the outcome.
+	HistoryFile string
+	// ProgressEvery is the interval of progress lines.
+	ProgressEvery time.Duration
+	Logger        *slog.Logger
+}
+
+// Defaults returns the configuration of `restarea chaos` with no flags.
+func Defaults() Config {
+	return Config{
+		Workers: 8, Fanout: 3, Duration: 30 * time.Second, Seed: 1, RaiseLimits: true,
+		SettleTimeout: time.Minute, CheckTimeout: time.Minute, ProgressEvery: 5 * time.Second,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := Defaults()
+	if c.Workers <= 0 {
+		c.Workers = d.Workers
+	}
+	if c.Fanout <= 0 {
+		c.Fanout = d.Fanout
+	}
+	if c.Duration <= 0 {
+		c.Duration = d.Duration
+	}
+	if c.SettleTimeout <= 0 {
+		c.SettleTimeout = d.SettleTimeout
+	}
+	if c.CheckTimeout <= 0 {
+		c.CheckTimeout = d.CheckTimeout
+	}
+	if c.ProgressEvery <= 0 {
+		c.ProgressEvery = d.ProgressEvery
+	}
+	if c.OutDir == "" {
+		c.OutDir = "."
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// generous are the limits RaiseLimits sets: the largest the settings
+// accept.
+var generous = restarea.Settings{
+	PerSourceLimit: restarea.Limit{Count: 1_000_000, WindowSeconds: 60},
+	GlobalLimit:    restarea.Limit{Count: 1_000_000, WindowSeconds: 3600},
+}
+
+// Run drives target: workload and faults for cfg.Duration (or cfg.MaxOps
+// calls), then heals, waits for the cluster to settle, reads every
+// node's state and checks the history. It returns an error only when the
+// run could not take place (the cluster was never ready, the admin API is
+// unreachable); what the cluster did wrong is in Report.Violations.
+func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	log := cfg.Logger
+	urls := target.URLs()
+	if len(urls) == 0 {
+		return nil, errors.New("chaos: the target has no nodes")
+	}
+	if target.AdminToken() == "" {
+		return nil, errors.New("chaos: an admin token is needed to read each node's entries")
+	}
+	hc := newHTTPClient()
+	defer hc.CloseIdleConnections()
+	rctx, cancel := context.WithTimeout(ctx, cfg.SettleTimeout)
+	err := settle(rctx, hc, urls)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("chaos: cluster not ready: %w", err)
+	}
+	if cfg.RaiseLimits {
+		restore, err := raiseLimits(ctx, hc, urls[0], target.AdminToken())
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	}
+
+	hist := NewHistory()
+	mcps := newMCPPool(urls, hc)
+	defer mcps.close()
+	w := &workload{cfg: cfg, urls: urls, hc: hc, mcp: mcps, hist: hist}
+	mon := newMonitor(hc, urls)
+	mon.observe(ctx)
+
+	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
+	defer stopRun()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	var watchers, faulting sync.WaitGroup
+	watchers.Add(1)
+	go func() { defer watchers.Done(); mon.run(watchCtx, 250*time.Millisecond) }()
+
+	var faults *faultRunner
+	driver := target.Faults()
+	if cfg.NoFaults {
+		driver = nil
+	}
+	if driver != nil {
+		events := Schedule(cfg.Seed, cfg.Duration, driver.Kinds(), len(urls))
+		log.Info("fault schedule", "faults", len(events), "seed", cfg.Seed)
+		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
+		faulting.Add(1)
+		go func() { defer faulting.Done(); faults.run(runCtx, events) }()
+	}
+	watchers.Add(1)
+	go func() { defer watchers.Done(); progress(watchCtx, cfg, hist, faults, mon) }()
+
+	log.Info("chaos run started", "target", target.Name(), "nodes", len(urls), "workers", cfg.Workers, "duration", cfg.Duration, "ops", cfg.MaxOps)
+	w.run(runCtx)
+	// Ending runCtx makes the fault runner undo the fault in force; the
+	// monitor keeps counting leader changes until it has.
+	stopRun()
+	faulting.Wait()
+	stopWatch()
+	watchers.Wait()
+	if driver != nil {
+		hctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
+		if err := driver.Heal(hctx); err != nil {
+			log.Warn("heal", "err", err)
+		}
+		cancel()
+	}
+	// The check runs even when ctx was cancelled (an interrupted run is
+	// still checked); its own timeouts bound it.
+	return check(context.WithoutCancel(ctx), cfg, target, hc, hist, faults, mon)
+}
+
+// check waits for the healed cluster to settle, reads every node's
+// final state and checks it and the history.
+func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist *History, faults *faultRunner, mon *monitor) (*Report, error) {
+	log := cfg.Logger
+	urls := target.URLs()
+	ops := hist.Ops()
+	rep := &Report{Target: target.Name(), Seed: cfg.Seed, Workers: cfg.Workers, Duration: cfg.Duration.String(),
+		Elapsed: time.Duration(hist.Now()).Round(time.Millisecond).String(), Faults: faults.done(), LeaderChanges: mon.leaderChanges()}
+	if rep.Faults == nil {
+		rep.Faults = []FaultRecord{}
+	}
+	rep.tally(ops)
+	reqs, vs := summarize(ops)
+	ack := acked(reqs)
+	rep.Requests, rep.Acknowledged = len(reqs), len(ack)
+
+	log.Info("settling", "timeout", cfg.SettleTimeout)
+	sctx, cancel := context.WithTimeout(ctx, cfg.SettleTimeout)
+	if err := settle(sctx, hc, urls); err != nil {
+		vs = append(vs, violation(VNoFinalState, "", -1, "%v", err))
+	}
+	cancel()
+	states := make([]nodeEntries, len(urls))
+	for i, u := range urls {
+		st, err := readEntries(ctx, hc, u, target.AdminToken())
+		if err != nil {
+			vs = append(vs, violation(VNoFinalState, "", i, "reading entries: %v", err))
+			continue
+		}
+		states[i] = st
+	}
+	for _, st := range states {
+		if st != nil {
+			for rid := range reqs {
+				rep.Stored += len(st[rid])
+			}
+			break
+		}
+	}
+	vs = append(vs, checkState(reqs, states)...)
+	log.Info("reading acknowledged entries from every node", "entries", len(ack), "nodes", len(urls))
+	vs = append(vs, checkReadable(readAll(ctx, hc, urls, ack))...)
+
+	log.Info("checking linearizability", "operations", len(ops))
+	pops := PorcupineOps(ops)
+	illegal, complete := linearizability(pops, cfg.CheckTimeout)
+	rep.Linearizable = "yes"
+	if !complete {
+		rep.Linearizable = "unknown"
+	}
+	if len(illegal) > 0 {
+		rep.Linearizable = "no"
+	}
+	for _, rid := range illegal {
+		vs = append(vs, violation(VNotLinearizable, rid, -1, "no order of the calls on this request_id explains their answers"))
+	}
+	rep.Violations = vs
+	if rep.Violations == nil {
+		rep.Violations = []Violation{}
+	}
+	if err := writeEvidence(cfg, rep, ops, pops, illegal); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// writeEvidence writes the history (on a violation, or when asked) and,
+// on a violation, porcupine's visualisation of the request_ids involved.
+func writeEvidence(cfg Config, rep *Report, ops []Op, pops []porcupine.Operation, illegal []string) error {
+	path := cfg.HistoryFile
+	if path == "" && !rep.OK() {
+		path = filepath.Join(cfg.OutDir, fmt.Sprintf("chaos-history-%d.jsonl", cfg.Seed))
+	}
+	if path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := WriteHistory(path, ops); err != nil {
+			return fmt.Errorf("chaos: write history: %w", err)
+		}
+		rep.HistoryFile = path
+	}
+	if rep.OK() {
+		return nil
+	}
+	rids := map[string]bool{}
+	for _, rid := range illegal {
+		rids[rid] = true
+	}
+	for _, v := range rep.Violations {
+		if v.RequestID != "" && len(rids) < 200 {
+			rids[v.RequestID] = true
+		}
+	}
+	if len(rids) == 0 {
+		return nil
+	}
+	html := filepath.Join(cfg.OutDir, fmt.Sprintf("chaos-linearizability-%d.html", cfg.Seed))
+	if err := visualize(pops, rids, html); err != nil {
+		return fmt.Errorf("chaos: write visualisation: %w", err)
+	}
+	rep.VisualizationFile = html
+	return nil
+}
+
+// progress logs a line every cfg.ProgressEvery until ctx ends.
+func progress(ctx context.Context, cfg Config, hist *History, faults *faultRunner, mon *monitor) {
+	t := time.NewTicker(cfg.ProgressEvery)
+	defer t.Stop()
+	for range maxPolls {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		counts := map[string]int{}
+		for _, op := range hist.Ops() {
+			if op.Kind == OpPost {
+				counts[op.Outcome]++
+			}
+		}
+		var parts []string
+		for _, row := range postRows {
+			if n := counts[row.outcome]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s=%d", row.outcome, n))
+			}
+		}
+		cfg.Logger.Info("progress", "elapsed", time.Duration(hist.Now()).Round(time.Second), "ops", hist.Len(),
+			"posts", strings.Join(parts, " "), "faults", len(faults.done()), "leader_changes", mon.leaderChanges())
+	}
+}
+
+// raiseLimits sets generous limits through the admin API and returns a
+// function that restores the previous ones.
+func raiseLimits(ctx context.Context, hc *http.Client, u, token string) (func(), error) {
+	var before restarea.Settings
+	if err := getData(ctx, hc, u+"/api/v1/admin/settings", token, &before); err != nil {
+		return nil, fmt.Errorf("chaos: read settings: %w", err)
+	}
+	put := func(s restarea.Settings) error {
+		patch := restarea.SettingsPatch{PerSourceLimit: &s.PerSourceLimit, GlobalLimit: &s.GlobalLimit}
+		var err error
+		for try := range readAttempts {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err = putSettings(cctx, hc, u, token, patch)
+			cancel()
+			if err == nil || !sleep(ctx, time.Duration(try+1)*300*time.Millisecond) {
+				break
+			}
+		}
+		return err
+	}
+	if before.PerSourceLimit == generous.PerSourceLimit && before.GlobalLimit == generous.GlobalLimit {
+		return func() {}, nil
+	}
+	if err := put(generous); err != nil {
+		return nil, fmt.Errorf("chaos: raise limits: %w", err)
+	}
+	return func() {
+		if err := put(before); err != nil {
+			slog.Warn("chaos: could not restore the limits", "err", err)
+		}
+	}, nil
+}

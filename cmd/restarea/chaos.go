@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/restarea/restarea/chaos"
+	"github.com/restarea/restarea/localcluster"
+)
+
+func init() {
+	register("chaos", "chaos-test a cluster: concurrent replays under faults, history checked", runChaos)
+}
+
+func runChaos(args []string) int {
+	d := chaos.Defaults()
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	local := fs.Int("local", 0, "start N node processes on loopback and test them")
+	compose := fs.Bool("compose", false, "test the docker compose cluster (make cluster-up; ports from RESTAREA_PORT1..3, default 8081..8083)")
+	nodes := fs.String("nodes", "", "comma-separated URLs of a running cluster to test (no faults unless --fault-driver)")
+	faultDriver := fs.String("fault-driver", "", "with --nodes: \"compose\" to fault the nodes with docker (services node1..nodeN of --compose-project)")
+	duration := fs.Duration("duration", d.Duration, "how long the workload runs")
+	ops := fs.Int("ops", 0, "stop after this many calls (0: only --duration bounds the run)")
+	seed := fs.Int64("seed", d.Seed, "seed of the fault schedule and the workers' choices")
+	workers := fs.Int("workers", d.Workers, "concurrent workers")
+	fanout := fs.Int("fanout", d.Fanout, "at most this many nodes get each new post at once")
+	noFaults := fs.Bool("no-faults", false, "inject no faults")
+	raise := fs.Bool("raise-limits", true, "raise the per-source and site-wide limits for the run through the admin API, restore them after (default false with --nodes)")
+	adminToken := fs.String("admin-token", "", "admin bearer token of the cluster (--compose default: docker-compose.yml's)")
+	reportFile := fs.String("report", "", "write the report as JSON to FILE")
+	historyFile := fs.String("history", "", "write the history (JSON lines) to FILE, violation or not")
+	outDir := fs.String("out", ".", "directory for the history and the visualisation written on a violation")
+	dir := fs.String("dir", "", "--local: directory for the nodes' data and logs, kept (default: a temporary one, removed)")
+	settleTimeout := fs.Duration("settle-timeout", d.SettleTimeout, "how long the healed cluster may take to converge")
+	project := fs.String("compose-project", "restarea", "docker compose project name")
+	if !parseFlags(fs, args) {
+		return 2
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "restarea chaos: "+format+"\n", a...)
+		return 2
+	}
+	targets := 0
+	for _, set := range []bool{*local > 0, *compose, *nodes != ""} {
+		if set {
+			targets++
+		}
+	}
+	switch {
+	case targets != 1:
+		return usage("give exactly one of --local N, --compose, --nodes URL,...")
+	case *local < 0:
+		return usage("--local must be positive")
+	case *duration <= 0:
+		return usage("--duration must be positive")
+	case *ops < 0 || *workers < 1 || *fanout < 1:
+		return usage("--ops must be >= 0, --workers and --fanout >= 1")
+	case *faultDriver != "" && (*nodes == "" || *faultDriver != "compose"):
+		return usage("--fault-driver compose goes with --nodes")
+	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if *nodes != "" && !explicit["raise-limits"] {
+		*raise = false
+	}
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The first interrupt ends the workload early (the run is still
+	// healed and checked); a second one kills the command.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+
+	target, err := chaosTarget(ctx, logger, *local, *compose, *nodes, *faultDriver, *project, *adminToken, *dir)
+	if err != nil {
+		logger.Error("cannot set up the target", "err", err)
+		return 1
+	}
+	defer target.Close()
+
+	cfg := d
+	cfg.Workers, cfg.Fanout, cfg.Duration, cfg.MaxOps, cfg.Seed = *workers, *fanout, *duration, *ops, *seed
+	cfg.NoFaults, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *raise, *settleTimeout
+	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
+	rep, err := chaos.Run(ctx, target, cfg)
+	if err != nil {
+		logger.Error("chaos run failed", "err", err)
+		if rep == nil {
+			return 1
+		}
+	}
+	rep.Print(os.Stdout)
+	if *reportFile != "" {
+		if err := rep.WriteJSON(*reportFile); err != nil {
+			logger.Error("write report", "err", err)
+			return 1
+		}
+	}
+	if !rep.OK() || err != nil {
+		return 1
+	}
+	return 0
+}
+
+// chaosTarget sets up the one target the flags name.
+func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bool, nodes, driver, project, token, dir string) (chaos.Target, error) {
+	switch {
+	case local > 0:
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		c, err := localcluster.Start(sctx, localcluster.Options{
+			Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs,
+			Logf: func(format string, a ...any) { logger.Info(fmt.Sprintf(format, a...)) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		return chaos.NewLocal(c), nil
+	case compose:
+		opts := chaos.ComposeDefaults()
+		opts.Project = project
+		// docker-compose.yml publishes node N on RESTAREA_PORTN.
+		for i := range opts.URLs {
+			if p := os.Getenv(fmt.Sprintf("RESTAREA_PORT%d", i+1)); p != "" {
+				opts.URLs[i] = "http://127.0.0.1:" + p
+			}
+		}
+		if token != "" {
+			opts.AdminToken = token
+		}
+		return chaos.NewCompose(ctx, opts)
+	}
+	urls := strings.Split(nodes, ",")
+	for i := range urls {
+		urls[i] = strings.TrimSpace(urls[i])
+	}
+	var fd chaos.FaultDriver
+	if driver == "compose" {
+		opts := chaos.ComposeDefaults()
+		opts.Project, opts.URLs, opts.Services = project, urls, nil
+		for i := range urls {
+			opts.Services = append(opts.Services, fmt.Sprintf("node%d", i+1))
+		}
+		if token != "" {
+			opts.AdminToken = token
+		}
+		c, err := chaos.NewCompose(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		fd = c
+	}
+	return chaos.NewRemote(urls, token, fd), nil
+}
