@@ -79,9 +79,9 @@ func removeEntry(tx *bolt.Tx, r *record) error {
 		b []byte
 		k []byte
 	}{
-		{bEntries, []byte(r.ID)},
+		{bEntries, u64(r.Seq)},
+		{bIDs, []byte(r.ID)},
 		{bByRequest, []byte(r.RequestID)},
-		{bAll, u64(r.Seq)},
 		{bExpiry, timeSeqKey(r.CreatedAt.UnixNano(), r.Seq)},
 	} {
 		if err := tx.Bucket(d.b).Delete(d.k); err != nil {

@@ -19,12 +19,12 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 	if c.Retention > 0 {
 		cut := now - int64(c.Retention)
 		cur := tx.Bucket(bExpiry).Cursor()
-		var ids [][]byte
-		for k, v := cur.First(); k != nil && len(ids) < max && int64(readU64(k[:8])) < cut; k, v = cur.Next() {
-			ids = append(ids, bytes.Clone(v))
+		var seqs [][]byte
+		for k, _ := cur.First(); k != nil && len(seqs) < max && int64(readU64(k[:8])) < cut; k, _ = cur.Next() {
+			seqs = append(seqs, bytes.Clone(k[8:16]))
 		}
-		for _, id := range ids {
-			r, err := getRecord(tx, string(id))
+		for _, seq := range seqs {
+			r, err := recordAt(tx, seq)
 			if err != nil {
 				return nil, err
 			}

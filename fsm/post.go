@@ -40,13 +40,13 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 		}
 		return refuse(restarea.CodeConflict, 0, "request_id was used for different content; nothing was stored"), nil
 	}
-	if id := tx.Bucket(bByRequest).Get([]byte(req.RequestID)); id != nil {
-		r, err := getRecord(tx, string(id))
+	if seq := tx.Bucket(bByRequest).Get([]byte(req.RequestID)); seq != nil {
+		r, err := recordAt(tx, seq)
 		if err != nil {
 			return nil, err
 		}
 		if r == nil {
-			return nil, errMissing(string(id))
+			return nil, errMissing(req.RequestID)
 		}
 		if !restarea.SameContent(r.Content(), req.Content()) {
 			return refuse(restarea.CodeConflict, 0, "request_id %s was already used for different content (%s); nothing was stored or changed — send the original content to replay it, or use a new request_id for a different post", req.RequestID, firstDifference(r.Content(), req.Content())), nil
@@ -94,7 +94,7 @@ store:
 		AttemptID: p.AttemptID,
 		Seq:       index,
 	}
-	if tx.Bucket(bEntries).Get([]byte(r.ID)) != nil {
+	if tx.Bucket(bIDs).Get([]byte(r.ID)) != nil {
 		// A proposed id that collides (it never should with UUIDv4) must not
 		// overwrite an entry; the client's retry gets a fresh id.
 		return refuse(restarea.CodeUnavailable, 0, "entry id collision; retry with the same request_id"), nil
@@ -119,15 +119,16 @@ func storeNew(tx *bolt.Tx, r *record) error {
 	if err := putRecord(tx, r); err != nil {
 		return err
 	}
-	id := []byte(r.ID)
 	seq := u64(r.Seq)
-	if err := tx.Bucket(bByRequest).Put([]byte(r.RequestID), id); err != nil {
+	if err := tx.Bucket(bIDs).Put([]byte(r.ID), seq); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bAll).Put(seq, id); err != nil {
+	if err := tx.Bucket(bByRequest).Put([]byte(r.RequestID), seq); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bExpiry).Put(timeSeqKey(r.CreatedAt.UnixNano(), r.Seq), id); err != nil {
+	expiry := tx.Bucket(bExpiry)
+	expiry.FillPercent = 0.95
+	if err := expiry.Put(timeSeqKey(r.CreatedAt.UnixNano(), r.Seq), nil); err != nil {
 		return err
 	}
 	if err := index(tx, r, true); err != nil {
@@ -142,11 +143,12 @@ func index(tx *bolt.Tx, r *record, add bool) error {
 	var k []byte
 	if r.Type == restarea.TypeQuestion {
 		b, k = tx.Bucket(bThreads), u64(r.Seq)
+		b.FillPercent = 0.95
 	} else {
 		b, k = tx.Bucket(bReplies), replyKey(r.ParentID, r.Seq)
 	}
 	if add {
-		return b.Put(k, []byte(r.ID))
+		return b.Put(k, nil)
 	}
 	return b.Delete(k)
 }

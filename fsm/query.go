@@ -3,6 +3,7 @@ package fsm
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 
 	"github.com/restarea/restarea"
 	bolt "go.etcd.io/bbolt"
@@ -115,7 +116,7 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 		return page, err
 	}
 	err = f.view(func(tx *bolt.Tx) error {
-		page.NextCursor, err = walk(tx.Bucket(bAll).Cursor(), nil, after, limit, true, tx, func(r *record) {
+		page.NextCursor, err = walk(tx.Bucket(bEntries).Cursor(), nil, after, limit, true, tx, func(r *record) {
 			page.Entries = append(page.Entries, r.Entry)
 		})
 		return err
@@ -124,9 +125,9 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 }
 
 // walk visits up to limit records of an index whose keys are prefix +
-// sequence number and whose values are entry ids, starting after the
-// sequence number after (nil: from the start), newest first or oldest
-// first. It returns the cursor of the next page, or nil after the last.
+// sequence number (the entries bucket itself, or an index of it), starting
+// after the sequence number after (nil: from the start), newest first or
+// oldest first. It returns the cursor of the next page, or nil after the last.
 // Positions are sequence numbers, not offsets, so entries added or
 // removed meanwhile never make a page skip or repeat one.
 func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx *bolt.Tx, visit func(*record)) (*string, error) {
@@ -156,12 +157,18 @@ func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx 
 		if n == limit {
 			return cursorString(lastSeq), nil
 		}
-		r, err := getRecord(tx, string(v))
+		var r *record
+		var err error
+		if len(v) > 0 {
+			r, err = decodeRecord(v) // the entries bucket: the value is the record
+		} else {
+			r, err = recordAt(tx, k[len(k)-8:])
+		}
 		if err != nil {
 			return nil, err
 		}
 		if r == nil {
-			return nil, errMissing(string(v))
+			return nil, errMissing(fmt.Sprintf("seq %d", readU64(k[len(k)-8:])))
 		}
 		visit(r)
 		n++

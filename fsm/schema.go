@@ -14,12 +14,12 @@ import (
 // is numeric order.
 var (
 	bMeta       = []byte("meta")        // applied index, settings, clock, counters
-	bEntries    = []byte("entries")     // entry id → record JSON
-	bByRequest  = []byte("by_request")  // request_id → entry id
-	bThreads    = []byte("threads")     // seq → id: visible questions, log order
-	bReplies    = []byte("replies")     // thread id + seq → reply id: visible replies
-	bAll        = []byte("all")         // seq → id: every stored entry (operators' list)
-	bExpiry     = []byte("expiry")      // created_at nanos + seq → id
+	bEntries    = []byte("entries")     // seq → record JSON: every stored entry, log order
+	bIDs        = []byte("ids")         // entry id → seq
+	bByRequest  = []byte("by_request")  // request_id → seq
+	bThreads    = []byte("threads")     // seq → nil: visible questions
+	bReplies    = []byte("replies")     // thread id + seq → nil: visible replies
+	bExpiry     = []byte("expiry")      // created_at nanos + seq → nil
 	bTombs      = []byte("tombstones")  // request_id → tombstone JSON
 	bTombIDs    = []byte("tomb_ids")    // deleted entry id → request_id
 	bTombExpiry = []byte("tomb_expiry") // deleted_at nanos + request_id → nil
@@ -27,7 +27,7 @@ var (
 	bGlobal     = []byte("global")      // created_at nanos + seq → nil: new entries in the site-wide window
 	bMembers    = []byte("members")     // node id → MemberInfo JSON
 
-	allBuckets = [][]byte{bMeta, bEntries, bByRequest, bThreads, bReplies, bAll, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers}
+	allBuckets = [][]byte{bMeta, bEntries, bIDs, bByRequest, bThreads, bReplies, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers}
 )
 
 // Keys in bMeta.
@@ -94,14 +94,36 @@ func replyKey(threadID string, seq uint64) []byte {
 	return append([]byte(threadID), u64(seq)...)
 }
 
+// Records are keyed by their sequence number, so new entries append at
+// the end of the bucket (dense pages, few pages written per batch, flat
+// cost as the store grows); ids and request_ids are small indexes that
+// point at sequence numbers.
+
 func getRecord(tx *bolt.Tx, id string) (*record, error) {
-	v := tx.Bucket(bEntries).Get([]byte(id))
+	seq := tx.Bucket(bIDs).Get([]byte(id))
+	if seq == nil {
+		return nil, nil
+	}
+	r, err := recordAt(tx, seq)
+	if err == nil && r == nil {
+		err = errMissing(id)
+	}
+	return r, err
+}
+
+// recordAt returns the record stored under an 8-byte sequence key.
+func recordAt(tx *bolt.Tx, seq []byte) (*record, error) {
+	v := tx.Bucket(bEntries).Get(seq)
 	if v == nil {
 		return nil, nil
 	}
+	return decodeRecord(v)
+}
+
+func decodeRecord(v []byte) (*record, error) {
 	var r record
 	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("fsm: entry %s: %w", id, err)
+		return nil, fmt.Errorf("fsm: stored entry: %w", err)
 	}
 	return &r, nil
 }
@@ -111,7 +133,10 @@ func putRecord(tx *bolt.Tx, r *record) error {
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bEntries).Put([]byte(r.ID), b)
+	entries := tx.Bucket(bEntries)
+	// Keys only ever grow, so pages can be filled instead of split in half.
+	entries.FillPercent = 0.95
+	return entries.Put(u64(r.Seq), b)
 }
 
 func getSettings(tx *bolt.Tx) storedSettings {
