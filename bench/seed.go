@@ -71,7 +71,7 @@ func WriteSeed(dir string, s Seed, out string) (Seeded, error) {
 		clock: time.Now().Add(-time.Duration(s.Entries+1000) * time.Millisecond).UnixNano()}
 	b.add(&fsm.Command{Op: fsm.OpConfigure, Settings: &fsm.SettingsCommand{FromConfig: true,
 		Patch: restarea.SettingsPatch{PerSourceLimit: &seedLimit, GlobalLimit: &seedLimit}}})
-	out1 := Seeded{ThreadID: uuid.NewString()}
+	out1 := Seeded{ThreadID: newID()}
 	b.post(question(b.body), out1.ThreadID)
 	parent := out1.ThreadID
 	for i := 1; i < s.Entries; i++ {
@@ -79,7 +79,7 @@ func WriteSeed(dir string, s Seed, out string) (Seeded, error) {
 		case i <= s.ThreadReplies:
 			b.post(reply(b.body, out1.ThreadID), "")
 		case (i-s.ThreadReplies-1)%10 == 0:
-			parent = uuid.NewString()
+			parent = newID()
 			b.post(question(b.body), parent)
 		default:
 			b.post(reply(b.body, parent), "")
@@ -125,7 +125,7 @@ type seeder struct {
 
 func (b *seeder) post(req restarea.PostRequest, id string) {
 	if id == "" {
-		id = uuid.NewString()
+		id = newID()
 	}
 	b.posts++
 	b.add(&fsm.Command{Op: fsm.OpPost, Post: &fsm.PostCommand{
@@ -183,3 +183,6 @@ func reply(body, parent string) restarea.PostRequest {
 		Body: body, Actor: restarea.Actor{Name: "restarea-bench", Model: "bench"},
 		SubmissionMode: restarea.ModeAutonomous}
 }
+
+// newID is an entry id as leaders assign them: a time-ordered UUIDv7.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -263,17 +263,24 @@ func (f *FSM) WriteTo(w io.Writer) (int64, error) {
 }
 
 // Restore replaces the state with a snapshot stream: it is written to a
-// file beside the state file, synced, checked, and renamed over it.
+// file beside the state file, checked, compacted into a fresh file (a
+// snapshot carries its source's free pages and scattered layout; a
+// compact file makes later commits write fewer, closer pages), synced,
+// and renamed over the state file.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	raw := f.path + ".snapshot"
 	tmp := f.path + ".restore"
-	if err := writeFileSync(tmp, rc); err != nil {
-		os.Remove(tmp)
+	defer os.Remove(raw)
+	if err := writeFileSync(raw, rc); err != nil {
 		return fmt.Errorf("fsm: restore: %w", err)
 	}
-	if err := checkStateFile(tmp); err != nil {
-		os.Remove(tmp)
+	if err := checkStateFile(raw); err != nil {
 		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	if err := compactFile(raw, tmp); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fsm: restore: compact: %w", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -360,4 +367,28 @@ func CheckStateFile(path string) (uint64, error) {
 		return nil
 	})
 	return idx, err
+}
+
+// compactFile copies the state file at src into a new, dense file at dst
+// and syncs it.
+func compactFile(src, dst string) error {
+	os.Remove(dst)
+	in, err := bolt.Open(src, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return err
+	}
+	if err := bolt.Compact(out, in, 64<<20); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

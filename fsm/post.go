@@ -120,7 +120,9 @@ func storeNew(tx *bolt.Tx, r *record) error {
 		return err
 	}
 	seq := u64(r.Seq)
-	if err := tx.Bucket(bIDs).Put([]byte(r.ID), seq); err != nil {
+	ids := tx.Bucket(bIDs)
+	ids.FillPercent = 0.9 // leaders assign time-ordered ids: mostly appends
+	if err := ids.Put([]byte(r.ID), seq); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bByRequest).Put([]byte(r.RequestID), seq); err != nil {

@@ -74,7 +74,13 @@ func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
 	cmd.Time = n.cfg.Now().UTC().Truncate(time.Millisecond).UnixNano()
 	if cmd.Post != nil && cmd.Post.NewID == "" {
-		cmd.Post.NewID = uuid.NewString()
+		// Time-ordered (version 7) ids make the id index grow at its end,
+		// like the log, instead of touching a random page per new entry.
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Post.NewID = id.String()
 	}
 	data, err := cmd.Encode()
 	if err != nil {
