@@ -27,7 +27,10 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 		h := sha256.Sum256(key)
 		key = h[:]
 	}
-	times := unpackTimes(b.Get(key))
+	if limit.Count > exactSourceLimit {
+		return admitSlotted(b, key, now, limit)
+	}
+	times := attemptTimes(b.Get(key))
 	cut := now - int64(limit.Window())
 	i := 0
 	for i < len(times) && times[i] <= cut {
@@ -40,6 +43,106 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 	}
 	times = append(times, now)
 	return 0, true, b.Put(key, packTimes(times))
+}
+
+// Up to exactSourceLimit attempts per window the record is the exact list
+// of attempt times. Above it, a list would be rewritten in full on every
+// attempt, so the window is kept as sourceSlots counters instead: an
+// attempt counts from the start of its slot, which makes the window at
+// most one slot (1/60 of it) longer than configured.
+const (
+	exactSourceLimit = 256
+	sourceSlots      = 60
+)
+
+// slotMagic starts a slotted record; no attempt time is negative, so an
+// exact list never starts with it.
+var slotMagic = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+type slot struct{ start, count int64 }
+
+func isSlotted(v []byte) bool { return len(v) >= 8 && bytes.Equal(v[:8], slotMagic) }
+
+func admitSlotted(b *bolt.Bucket, key []byte, now int64, limit restarea.Limit) (time.Duration, bool, error) {
+	window := int64(limit.Window())
+	width := window / sourceSlots
+	cut := now - window
+	var live []slot
+	sum := int64(0)
+	for _, s := range attemptSlots(b.Get(key), width) {
+		if s.start > cut {
+			live = append(live, s)
+			sum += s.count
+		}
+	}
+	if sum >= int64(limit.Count) {
+		wait := live[0].start + window - now
+		return time.Duration(max(wait, int64(time.Millisecond))), false, nil
+	}
+	cur := now - now%width
+	if n := len(live); n > 0 && live[n-1].start == cur {
+		live[n-1].count++
+	} else {
+		live = append(live, slot{cur, 1})
+	}
+	buf := make([]byte, 8, 8+16*len(live))
+	copy(buf, slotMagic)
+	for _, s := range live {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(s.start))
+		buf = binary.BigEndian.AppendUint64(buf, uint64(s.count))
+	}
+	return 0, true, b.Put(key, buf)
+}
+
+// attemptSlots reads a record as slots of the given width, converting an
+// exact list (the limit was raised past exactSourceLimit).
+func attemptSlots(v []byte, width int64) []slot {
+	var out []slot
+	if isSlotted(v) {
+		for i := 8; i+16 <= len(v); i += 16 {
+			out = append(out, slot{int64(binary.BigEndian.Uint64(v[i:])), int64(binary.BigEndian.Uint64(v[i+8:]))})
+		}
+		return out
+	}
+	for _, t := range unpackTimes(v) {
+		start := t - t%width
+		if n := len(out); n > 0 && out[n-1].start == start {
+			out[n-1].count++
+		} else {
+			out = append(out, slot{start, 1})
+		}
+	}
+	return out
+}
+
+// attemptTimes reads a record as a list of attempt times, converting a
+// slotted one (the limit was lowered to exactSourceLimit or below) by
+// placing each attempt at its slot's start.
+func attemptTimes(v []byte) []int64 {
+	if !isSlotted(v) {
+		return unpackTimes(v)
+	}
+	var out []int64
+	for i := 8; i+16 <= len(v); i += 16 {
+		start := int64(binary.BigEndian.Uint64(v[i:]))
+		n := min(int64(binary.BigEndian.Uint64(v[i+8:])), exactSourceLimit)
+		for range n {
+			out = append(out, start)
+		}
+	}
+	return out
+}
+
+// newestAttempt is the time of a record's latest attempt (slot start for
+// a slotted one).
+func newestAttempt(v []byte) int64 {
+	switch {
+	case isSlotted(v) && len(v) >= 24:
+		return int64(binary.BigEndian.Uint64(v[len(v)-16:]))
+	case !isSlotted(v) && len(v) >= 8:
+		return int64(binary.BigEndian.Uint64(v[len(v)-8:]))
+	}
+	return 0
 }
 
 func packTimes(ts []int64) []byte {
@@ -116,7 +219,7 @@ func pruneSources(tx *bolt.Tx, now int64, window time.Duration, max int) int {
 	}
 	var stale [][]byte
 	for n := 0; k != nil && n < max; n++ {
-		if len(v) < 8 || int64(binary.BigEndian.Uint64(v[len(v)-8:])) <= cut {
+		if newestAttempt(v) <= cut {
 			stale = append(stale, bytes.Clone(k))
 		}
 		k, v = c.Next()

@@ -155,7 +155,7 @@ func (n *Node) open() error {
 	// Followers learn the commit index from the leader's next append; a
 	// short commit timeout bounds how long a follower that forwarded a
 	// write waits to apply it (read-your-writes) when traffic is light.
-	rc.CommitTimeout = 10 * time.Millisecond
+	rc.CommitTimeout = 5 * time.Millisecond
 	// The state file records its applied index in the same transaction as
 	// the changes, and the FSM skips entries at or below it, so restoring
 	// the last snapshot on start would only redo work.
