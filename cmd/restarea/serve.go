@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -106,13 +105,6 @@ func runServe(args []string) int {
 		if cfg.TLS, err = transport.LoadTLS(*tlsCert, *tlsKey, *tlsCA); err != nil {
 			return fail("tls: %v", err)
 		}
-	}
-
-	if os.Getenv("GOGC") == "" {
-		// The live heap is small (tens of MiB even with a million entries:
-		// the state is in the memory-mapped file), so collecting less often
-		// buys throughput for little memory. GOGC overrides it.
-		debug.SetGCPercent(400)
 	}
 
 	n, err := node.Start(cfg)
