@@ -111,6 +111,9 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	joiner := nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) {
 		c.ClusterSecret = nodetest.Secret
 		c.JoinURLs = []string{base}
+		// The restored node runs with the default limits; the joiner
+		// waits until those are in force.
+		c.RatePerSource, c.RateGlobal = node.Defaults().RatePerSource, node.Defaults().RateGlobal
 	})))
 	deadline = time.Now().Add(20 * time.Second)
 	for {
