@@ -37,6 +37,7 @@ func runServe(args []string) int {
 	proxies := fs.String("trusted-proxies", "", "comma-separated IPs/CIDRs whose X-Forwarded-For is believed")
 	origins := fs.String("allowed-origins", "", "comma-separated extra Origins allowed on /mcp")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's /debug/pprof/ on this address (off when empty; keep it on loopback)")
 	join := fs.String("join", "", "comma-separated URLs of cluster members to join (or, with --bootstrap-expect, to form a cluster with)")
 	expect := fs.Int("bootstrap-expect", 0, "with --join: form a new cluster once this many nodes are up")
 	secret := fs.String("cluster-secret", "", "shared secret that signs node-to-node requests (required for more than one node)")
@@ -111,6 +112,9 @@ func runServe(args []string) int {
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
+	}
+	if *pprofAddr != "" {
+		servePprof(*pprofAddr, logger)
 	}
 	fmt.Fprintf(os.Stderr, "rest.area node %s serving on %s (raft %s, data %s)\n", n.ID(), n.URL(), n.RaftAddr(), cfg.DataDir)
 
