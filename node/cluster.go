@@ -109,6 +109,28 @@ func (n *Node) forwardToLeader(ctx context.Context, cmd *fsm.Command) (*fsm.Resu
 	if err != nil {
 		return nil, err
 	}
+	// A leader that stops answering (paused, cut off mid-request) must not
+	// hold the client forever: one attempt gets what the leader itself
+	// would wait for an apply, and a little more for the network.
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout+time.Second)
+	defer cancel()
+	// When this node sees another leader, the attempt is abandoned at once
+	// (outcome unknown) so propose can resend it to the new one.
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if a, _ := n.raft.LeaderWithID(); string(a) != addr {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	res, err := n.peers.Apply(ctx, addr, cmd)
 	if errors.Is(err, cluster.ErrNotApplied) {
 		n.log.Debug("forward not applied, will retry", "leader", addr, "err", err)
@@ -122,6 +144,8 @@ func (n *Node) readIndexFromLeader(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, unavailable("no leader for a strong read")
 	}
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
+	defer cancel()
 	idx, err := n.peers.ReadIndex(ctx, addr)
 	if errors.Is(err, cluster.ErrNotApplied) {
 		return 0, unavailable("the leader changed during a strong read; retry")

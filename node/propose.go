@@ -22,7 +22,7 @@ func unavailable(format string, args ...any) *restarea.Error {
 
 // maxUnknownRetries bounds how often a node resends a command whose
 // outcome it did not learn before it answers 503 unavailable.
-const maxUnknownRetries = 2
+const maxUnknownRetries = 3
 
 // propose commits cmd through raft and returns the state machine's result.
 // It waits (bounded by LeaderWait) for a leader and retries when the
@@ -44,6 +44,7 @@ func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 		}
 		var res *fsm.Result
 		var err error
+		leaderBefore, _ := n.raft.LeaderWithID()
 		if n.IsLeader() {
 			res, err = n.applyLocal(ctx, cmd)
 		} else {
@@ -56,6 +57,10 @@ func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 		case restarea.ErrorCode(err) == restarea.CodeUnavailable && unknown < maxUnknownRetries && waitCtx.Err() == nil && ctx.Err() == nil:
 			unknown++
 			n.log.Debug("write outcome unknown, resending", "op", cmd.Op, "err", err, "retry", unknown)
+			// A leader that went silent is usually replaced within an
+			// election timeout: resend as soon as another one is known,
+			// or after a growing pause to the same one.
+			n.waitLeaderChange(waitCtx, string(leaderBefore), 250*time.Millisecond<<(unknown-1))
 		default:
 			return nil, err
 		}
@@ -65,6 +70,29 @@ func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 		case <-n.stop:
 			return nil, unavailable("node is shutting down; retry with the same request_id")
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitLeaderChange returns when the leader is no longer from, after max,
+// or when ctx ends.
+func (n *Node) waitLeaderChange(ctx context.Context, from string, max time.Duration) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.stop:
+			return
+		case <-deadline.C:
+			return
+		case <-tick.C:
+			if a, _ := n.raft.LeaderWithID(); a != "" && string(a) != from {
+				return
+			}
 		}
 	}
 }
