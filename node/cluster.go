@@ -52,7 +52,7 @@ func (n *Node) formOrJoin() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-n.stop; cancel() }()
 	defer cancel()
-	if !n.hasState && n.cfg.BootstrapExpect > 1 {
+	if !n.hasState.Load() && n.cfg.BootstrapExpect > 1 {
 		plan, err := cluster.Discover(ctx, n.peers, n.Peer(), n.cfg.JoinURLs, n.cfg.BootstrapExpect, n.log)
 		if err != nil {
 			return
@@ -312,7 +312,7 @@ func (n *Node) onLeader(ctx context.Context, local func(context.Context) error, 
 // Peer describes this node for formation.
 func (n *Node) Peer() cluster.PeerInfo {
 	_, id := n.raft.LeaderWithID()
-	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState, LeaderID: string(id)}
+	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState.Load(), LeaderID: string(id)}
 }
 
 // ClusterStatus describes the cluster as this node sees it.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,8 +41,9 @@ type Node struct {
 	raft *raft.Raft
 	tr   *raft.NetworkTransport
 	mux  *transport.Mux
-	// hasState is true once the node belongs to a cluster.
-	hasState bool
+	// hasState is true once the node belongs to a cluster (set by the
+	// formation goroutine, read by peers' requests).
+	hasState atomic.Bool
 	peers    *cluster.Client
 	intSrv   *http.Server
 	reg      *prometheus.Registry
@@ -171,11 +173,12 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
-	n.hasState, err = raft.HasExistingState(n.logs, n.logs, snaps)
+	has, err := raft.HasExistingState(n.logs, n.logs, snaps)
 	if err != nil {
 		return fmt.Errorf("raft state: %w", err)
 	}
-	if !n.hasState && len(cfg.JoinURLs) == 0 {
+	n.hasState.Store(has)
+	if !has && len(cfg.JoinURLs) == 0 {
 		if err := n.bootstrap([]raft.Server{{Suffrage: raft.Voter, ID: rc.LocalID, Address: n.tr.LocalAddr()}}); err != nil {
 			return err
 		}
@@ -190,7 +193,7 @@ func (n *Node) bootstrap(servers []raft.Server) error {
 	if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	n.hasState = true
+	n.hasState.Store(true)
 	n.log.Info("bootstrapped a new cluster", "node_id", n.id, "servers", len(servers))
 	return nil
 }
