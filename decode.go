@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
 
 // DecodeJSON decodes one JSON object from data into v strictly: the bytes
 // must be valid UTF-8 with no lone surrogate escapes, unknown fields and
-// trailing data are refused, and a type mismatch names the field. Every
+// trailing data are refused, member names must match exactly (letter case
+// included) and appear once, and a type mismatch names the field. Every
 // failure is an *Error with CodeInvalidRequest. A JSON null is taken as an
 // object with no members (v is left unchanged): MCP tool calls may send
 // "arguments": null.
@@ -34,7 +36,7 @@ func DecodeJSON(data []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return Errorf(CodeInvalidRequest, "request body has data after the JSON object")
 	}
-	return nil
+	return exactKeys(data, reflect.TypeOf(v))
 }
 
 // DecodePostRequest decodes and validates a post request body. The result

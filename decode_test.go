@@ -324,3 +324,23 @@ func FuzzNormalizeText(f *testing.F) {
 		}
 	})
 }
+
+// Member names must match exactly and appear once: encoding/json alone
+// would take {"BODY": ...} for body and keep the last of two.
+func TestDecodeExactKeys(t *testing.T) {
+	good := `{"request_id":"6f1c1f3e-1111-4a4a-8b8b-123456789abc","type":"question","title":"t","body":"b","actor":{"name":"n"},"submission_mode":"manual"}`
+	if _, err := restarea.DecodePostRequest([]byte(good)); err != nil {
+		t.Fatalf("good request refused: %v", err)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"upper-case member", strings.Replace(good, `"body"`, `"BODY"`, 1), `"BODY"`},
+		{"nested case", strings.Replace(good, `{"name":"n"}`, `{"Name":"n"}`, 1), `"actor.Name"`},
+		{"duplicate", strings.Replace(good, `"body":"b"`, `"body":"b","body":"c"`, 1), "body is given twice"},
+		{"nested duplicate", strings.Replace(good, `{"name":"n"}`, `{"name":"n","name":"m"}`, 1), "actor.name is given twice"},
+	} {
+		_, err := restarea.DecodePostRequest([]byte(tc.body))
+		if restarea.ErrorCode(err) != restarea.CodeInvalidRequest || !strings.Contains(restarea.ErrorMessage(err), tc.want) {
+			t.Errorf("%s: %v, want invalid_request mentioning %s", tc.name, err, tc.want)
+		}
+	}
+}

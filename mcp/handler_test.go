@@ -111,7 +111,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"lone surrogate", toolsCall("post_entry", `{"request_id":"`+uuid.NewString()+`","type":"question","title":"t","body":"a\ud800b","actor":{"name":"n"},"submission_mode":"manual"}`), 200, false, "surrogate"},
 		{"arguments not an object", toolsCall("get_thread", `"id"`), 200, false, "JSON object"},
 		{"arguments null", toolsCall("list_threads", `null`), 200, false, ""},
-		{"duplicate keys", toolsCall("get_thread", `{"id":"x","id":"y"}`), 200, false, "id must be a UUID"},
+		{"duplicate keys", toolsCall("get_thread", `{"id":"x","id":"y"}`), 200, false, "id is given twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
