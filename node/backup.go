@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"os"
 	"time"
 
@@ -48,7 +50,23 @@ func (n *Node) RestoreBackup(ctx context.Context, path string) error {
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
-	if err := n.raft.Restore(meta, f, timeout); err != nil {
+	// Raft refuses a restore until a new leader has applied its own
+	// configuration entry, moments after the election: wait for that.
+	for {
+		err = n.raft.Restore(meta, f, timeout)
+		if err == nil || !strings.Contains(err.Error(), "cannot restore snapshot now") {
+			break
+		}
+		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+			return serr
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("raft restore: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("raft restore: %w", err)
 	}
 	n.log.Info("restored state from backup", "path", path, "backup_applied_index", applied)
