@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
