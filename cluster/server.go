@@ -63,27 +63,13 @@ func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 		}
 		httpx.WriteJSON(w, http.StatusOK, indexResponse{Index: idx})
 	})
-	mux.HandleFunc("POST "+pathJoin, func(w http.ResponseWriter, r *http.Request) {
-		var req JoinRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		writeOK(w, b.JoinLeader(r.Context(), req))
-	})
-	mux.HandleFunc("POST "+pathRemove, func(w http.ResponseWriter, r *http.Request) {
-		var req idRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		writeOK(w, b.RemoveLeader(r.Context(), req.ID))
-	})
-	mux.HandleFunc("POST "+pathTransfer, func(w http.ResponseWriter, r *http.Request) {
-		var req idRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		writeOK(w, b.TransferLeader(r.Context(), req.ID))
-	})
+	mux.HandleFunc("POST "+pathJoin, action(b.JoinLeader))
+	mux.HandleFunc("POST "+pathRemove, action(func(ctx context.Context, req idRequest) error {
+		return b.RemoveLeader(ctx, req.ID)
+	}))
+	mux.HandleFunc("POST "+pathTransfer, action(func(ctx context.Context, req idRequest) error {
+		return b.TransferLeader(ctx, req.ID)
+	}))
 	return signed(secret, log, mux)
 }
 
@@ -92,13 +78,7 @@ func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 // signed; a node without a secret refuses them all.
 func PublicHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+PathJoin, func(w http.ResponseWriter, r *http.Request) {
-		var req JoinRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		writeOK(w, b.Join(r.Context(), req))
-	})
+	mux.HandleFunc("POST "+PathJoin, action(b.Join))
 	mux.HandleFunc("GET "+PathPeer, func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusOK, b.Peer())
 	})
@@ -126,6 +106,18 @@ func signed(secret []byte, log *slog.Logger, next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytesReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// action serves a request that carries a T and answers only success or an
+// error.
+func action[T any](do func(context.Context, T) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req T
+		if !decode(w, r, &req) {
+			return
+		}
+		writeOK(w, do(r.Context(), req))
+	}
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {

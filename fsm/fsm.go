@@ -307,11 +307,20 @@ func writeFileSync(path string, r io.Reader) error {
 		out.Close()
 		return err
 	}
-	if err := out.Sync(); err != nil {
-		out.Close()
+	return syncClose(out)
+}
+
+// syncClose makes what was written durable, then closes; a file and a
+// bbolt database both qualify.
+func syncClose(c interface {
+	Sync() error
+	Close() error
+}) error {
+	if err := c.Sync(); err != nil {
+		c.Close()
 		return err
 	}
-	return out.Close()
+	return c.Close()
 }
 
 func syncDir(dir string) error {
@@ -386,9 +395,5 @@ func compactFile(src, dst string) error {
 		out.Close()
 		return err
 	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return syncClose(out)
 }

@@ -228,17 +228,24 @@ func (n *Node) RemoveLeader(ctx context.Context, id string) error {
 	return err
 }
 
-func (n *Node) isMember(id string) bool {
+// member returns the raft address of server id; ok is false when id is
+// not in the configuration or the configuration cannot be read (err).
+func (n *Node) member(id string) (addr raft.ServerAddress, ok bool, err error) {
 	f := n.raft.GetConfiguration()
-	if f.Error() != nil {
-		return false
+	if err := f.Error(); err != nil {
+		return "", false, err
 	}
 	for _, s := range f.Configuration().Servers {
 		if string(s.ID) == id {
-			return true
+			return s.Address, true, nil
 		}
 	}
-	return false
+	return "", false, nil
+}
+
+func (n *Node) isMember(id string) bool {
+	_, ok, _ := n.member(id)
+	return ok
 }
 
 // TransferLeader hands leadership to id, or to the most up-to-date voter.
@@ -250,24 +257,17 @@ func (n *Node) TransferLeader(ctx context.Context, id string) error {
 	if id == "" {
 		f = n.raft.LeadershipTransfer()
 	} else {
-		cf := n.raft.GetConfiguration()
-		if err := cf.Error(); err != nil {
+		addr, ok, err := n.member(id)
+		if err != nil {
 			return err
 		}
-		var target *raft.Server
-		for _, s := range cf.Configuration().Servers {
-			if string(s.ID) == id {
-				s := s
-				target = &s
-			}
-		}
-		if target == nil {
+		if !ok {
 			return restarea.Errorf(restarea.CodeNotFound, "no member has id %q", id)
 		}
 		if id == n.id {
 			return nil
 		}
-		f = n.raft.LeadershipTransferToServer(target.ID, target.Address)
+		f = n.raft.LeadershipTransferToServer(raft.ServerID(id), addr)
 	}
 	if err := f.Error(); err != nil {
 		return unavailable("leadership transfer failed: %v", err)
@@ -380,7 +380,9 @@ func (n *Node) handOverLeadership() {
 // announceSelf records this node's URL (and, after an address change, its
 // raft address) when it becomes leader.
 func (n *Node) announceSelf(ctx context.Context) {
-	if !n.isMemberAt(n.id, n.RaftAddr()) {
+	// A node missing from the configuration is not re-added here: it was
+	// removed, or joins by itself.
+	if addr, ok, err := n.member(n.id); err == nil && ok && string(addr) != n.RaftAddr() {
 		if err := cluster.AddVoter(n.raft, n.id, n.RaftAddr(), n.cfg.ApplyTimeout); err != nil {
 			n.log.Warn("could not update own raft address", "err", err)
 		}
@@ -388,19 +390,6 @@ func (n *Node) announceSelf(ctx context.Context) {
 	if err := n.recordMember(ctx, n.id, n.AdvertiseURL()); err != nil {
 		n.log.Warn("could not record own URL", "err", err)
 	}
-}
-
-func (n *Node) isMemberAt(id, addr string) bool {
-	f := n.raft.GetConfiguration()
-	if f.Error() != nil {
-		return true
-	}
-	for _, s := range f.Configuration().Servers {
-		if string(s.ID) == id {
-			return string(s.Address) == addr
-		}
-	}
-	return true
 }
 
 func (n *Node) String() string { return fmt.Sprintf("node %s", n.id) }
