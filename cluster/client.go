@@ -122,6 +122,11 @@ func (c *Client) call(ctx context.Context, hc *http.Client, url, method string, 
 	if resp.StatusCode == http.StatusMisdirectedRequest || e.Error.Code == codeNotLeader {
 		return fmt.Errorf("%w: %s is not the leader", ErrNotApplied, req.URL.Host)
 	}
+	if e.Error.Code == "" && resp.StatusCode == http.StatusNotFound {
+		// A peer of an older version that lacks the path.
+		e.Error.Code = restarea.CodeNotFound
+		e.Error.Message = fmt.Sprintf("%s has no %s", req.URL.Host, req.URL.Path)
+	}
 	if e.Error.Code == "" {
 		e.Error.Code = restarea.CodeUnavailable
 		e.Error.Message = fmt.Sprintf("%s answered %s", req.URL.Host, resp.Status)

@@ -34,9 +34,9 @@ type Backend interface {
 	Peer() PeerInfo
 }
 
-// maxInternalBody caps internal requests; a post command is at most a
-// little over the REST body cap.
-const maxInternalBody = 1 << 20
+// maxInternalBody caps internal requests: a batch of forwarded posts
+// (MaxBatchBytes) with room to spare.
+const maxInternalBody = 8 << 20
 
 // InternalHandler serves the internal channel. Every request must carry a
 // valid signature under secret; the transport port should also require
@@ -55,6 +55,7 @@ func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 		}
 		httpx.WriteJSON(w, http.StatusOK, res)
 	})
+	mux.HandleFunc("POST "+pathApplyBatch, serveApplyBatch(b))
 	mux.HandleFunc("POST "+pathReadIndex, func(w http.ResponseWriter, r *http.Request) {
 		idx, err := b.ReadIndex(r.Context())
 		if err != nil {

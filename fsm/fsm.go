@@ -32,6 +32,14 @@ type Options struct {
 	// not remap while a snapshot's read transaction is open (bbolt blocks
 	// writers during a remap until readers finish). 0 → 1 GiB.
 	InitialMmapSize int
+	// Unsynced commits batches without fsync; see durability.go for why
+	// that is safe and how a file torn by a machine crash is detected
+	// (Rebuilt). Where the system publishes no boot id, commits stay
+	// synced.
+	Unsynced bool
+	// BootID returns the id of the running boot; nil → CurrentBootID.
+	// Tests replace it to simulate a machine restart.
+	BootID func() string
 }
 
 // FSM is the state machine over one bbolt file. It implements
@@ -43,6 +51,11 @@ type FSM struct {
 	mu      sync.RWMutex // guards db against the swap in Restore
 	db      *bolt.DB
 	applied atomic.Uint64
+
+	unsynced bool          // commits skip fsync (durability.go)
+	rebuilt  bool          // a torn state file was set aside at Open
+	stopSync chan struct{} // ends syncLoop; nil when synced
+	syncDone chan struct{}
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -55,9 +68,24 @@ func Open(path string, opts Options) (*FSM, error) {
 	if opts.InitialMmapSize == 0 {
 		opts.InitialMmapSize = 1 << 30
 	}
+	if opts.BootID == nil {
+		opts.BootID = CurrentBootID
+	}
 	f := &FSM{path: path, opts: opts, log: opts.Logger}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, err
+	}
+	unsynced, err := f.checkMarker()
+	if err != nil {
+		return nil, err
+	}
+	f.unsynced = unsynced
 	if err := f.open(); err != nil {
 		return nil, err
+	}
+	if f.unsynced {
+		f.stopSync, f.syncDone = make(chan struct{}), make(chan struct{})
+		go f.syncLoop(time.Second, f.stopSync, f.syncDone)
 	}
 	return f, nil
 }
@@ -87,19 +115,46 @@ func (f *FSM) open() error {
 		db.Close()
 		return fmt.Errorf("fsm: init %s: %w", f.path, err)
 	}
+	db.NoSync = f.unsynced
 	f.db = db
 	return nil
 }
 
-// Close closes the state file.
+// Close makes the state file durable and closes it; an unsynced file is
+// then marked clean, so the next Open trusts it after any reboot.
 func (f *FSM) Close() error {
+	return f.close(true)
+}
+
+// Abandon closes the state file the way a crashed process leaves it:
+// nothing more is synced and the boot marker is left as it is. Tests use
+// it to show what a restart, or a machine restart, then finds.
+func (f *FSM) Abandon() error {
+	return f.close(false)
+}
+
+func (f *FSM) close(clean bool) error {
+	if f.stopSync != nil {
+		close(f.stopSync)
+		<-f.syncDone
+		f.stopSync = nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.db == nil {
 		return nil
 	}
-	err := f.db.Close()
+	var err error
+	if clean && f.unsynced {
+		err = f.db.Sync()
+	}
+	if cerr := f.db.Close(); err == nil {
+		err = cerr
+	}
 	f.db = nil
+	if clean && f.unsynced && err == nil {
+		err = f.writeMarker(markerClean)
+	}
 	return err
 }
 

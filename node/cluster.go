@@ -29,7 +29,7 @@ func (n *Node) startCluster() {
 		Public:   &http.Client{Timeout: 10 * time.Second},
 		Secret:   n.cfg.ClusterSecret,
 	}
-	n.forwarder = n.forwardToLeader
+	n.forwarder = n.forwardBatched
 	n.readIndex = n.readIndexFromLeader
 	n.intSrv = &http.Server{
 		Handler:           cluster.InternalHandler(n, n.cfg.ClusterSecret, n.log),
@@ -101,42 +101,6 @@ func (n *Node) leaderAddr() (string, error) {
 		return "", errNotApplied
 	}
 	return string(addr), nil
-}
-
-// forwardToLeader sends a command to the leader over the internal channel.
-func (n *Node) forwardToLeader(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
-	addr, err := n.leaderAddr()
-	if err != nil {
-		return nil, err
-	}
-	// A leader that stops answering (paused, cut off mid-request) must not
-	// hold the client forever: one attempt gets what the leader itself
-	// would wait for an apply, and a little more for the network.
-	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout+time.Second)
-	defer cancel()
-	// When this node sees another leader, the attempt is abandoned at once
-	// (outcome unknown) so propose can resend it to the new one.
-	go func() {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if a, _ := n.raft.LeaderWithID(); string(a) != addr {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	res, err := n.peers.Apply(ctx, addr, cmd)
-	if errors.Is(err, cluster.ErrNotApplied) {
-		n.log.Debug("forward not applied, will retry", "leader", addr, "err", err)
-		return nil, errNotApplied
-	}
-	return res, err
 }
 
 func (n *Node) readIndexFromLeader(ctx context.Context) (uint64, error) {

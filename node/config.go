@@ -41,6 +41,14 @@ type Config struct {
 	// FSMFault deliberately breaks the state machine (tests of the chaos
 	// checker only).
 	FSMFault fsm.Fault
+	// SyncState fsyncs the state file on every applied batch. Off by
+	// default: the raft log is the durable record, and a state file torn
+	// by a machine crash is rebuilt from the snapshot and the log (see
+	// fsm/durability.go).
+	SyncState bool
+	// BootID replaces the machine's boot id (tests simulate a machine
+	// restart with it); nil → the real one.
+	BootID func() string
 
 	// NodeID names this node in the cluster; "" → generated once and kept
 	// in DataDir/node-id.

@@ -16,6 +16,7 @@ type metrics struct {
 	applyLatency prometheus.Histogram
 	batchSize    prometheus.Histogram
 	batchSeconds prometheus.Histogram
+	forwardBatch prometheus.Histogram
 	expired      prometheus.Counter
 	reg          *prometheus.Registry
 }
@@ -39,15 +40,20 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "restarea_fsm_apply_seconds",
-			Help:    "Time to apply one batch to the state file (one transaction and fsync).",
+			Help:    "Time to apply one batch to the state file (one transaction).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		forwardBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "restarea_forward_batch_size",
+			Help:    "Commands per request a follower forwarded to the leader.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 		}),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "restarea_expired_total",
 			Help: "Entries and tombstones removed by retention (on the leader that proposed it).",
 		}),
 	}
-	reg.MustRegister(m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.expired,
+	reg.MustRegister(m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/bbolt"
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
@@ -52,6 +53,7 @@ type Node struct {
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
 	forwarder func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
+	fwd       forwardQueue
 	// readIndex asks the leader for a commit index it has confirmed, for
 	// strong reads on a follower.
 	readIndex func(ctx context.Context) (uint64, error)
@@ -87,7 +89,7 @@ func Start(cfg Config) (*Node, error) {
 	n.httpLn = ln
 	if err := n.open(); err != nil {
 		ln.Close()
-		n.closeStores()
+		n.closeStores(true)
 		return nil, err
 	}
 	n.startCluster()
@@ -111,14 +113,22 @@ func (n *Node) open() error {
 	n.met = newMetrics(n.reg)
 
 	n.fsm, err = fsm.Open(filepath.Join(cfg.DataDir, "state.db"), fsm.Options{
-		Logger:  n.log,
-		Observe: n.met.observeBatch,
-		Fault:   cfg.FSMFault,
+		Logger:   n.log,
+		Observe:  n.met.observeBatch,
+		Fault:    cfg.FSMFault,
+		Unsynced: !cfg.SyncState,
+		BootID:   cfg.BootID,
 	})
 	if err != nil {
 		return err
 	}
-	n.logs, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+	n.logs, err = raftboltdb.New(raftboltdb.Options{
+		Path: filepath.Join(cfg.DataDir, "raft.db"),
+		// The log file stays small (snapshots compact it), so rebuilding
+		// the free list on open is cheap, and not writing it saves pages
+		// on every append. The map free list keeps frees O(1).
+		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
+	})
 	if err != nil {
 		return fmt.Errorf("raft log: %w", err)
 	}
@@ -160,8 +170,9 @@ func (n *Node) open() error {
 	rc.CommitTimeout = 5 * time.Millisecond
 	// The state file records its applied index in the same transaction as
 	// the changes, and the FSM skips entries at or below it, so restoring
-	// the last snapshot on start would only redo work.
-	rc.NoSnapshotRestoreOnStart = true
+	// the last snapshot on start would only redo work — unless the file
+	// was torn by a machine crash and started over empty.
+	rc.NoSnapshotRestoreOnStart = !n.fsm.Rebuilt()
 	// Let the leader gather concurrent proposals into one log append.
 	rc.BatchApplyCh = true
 
@@ -325,13 +336,15 @@ func (n *Node) shutdown(graceful bool) error {
 				n.closeErr = err
 			}
 		}
-		n.closeStores()
+		n.closeStores(graceful)
 		n.log.Info("node stopped", "node_id", n.id)
 	})
 	return n.closeErr
 }
 
-func (n *Node) closeStores() {
+// closeStores closes what open opened. An ungraceful stop leaves the state
+// file as a crashed process would: unsynced, its boot marker unchanged.
+func (n *Node) closeStores(graceful bool) {
 	if n.intSrv != nil {
 		n.intSrv.Close()
 	}
@@ -345,7 +358,11 @@ func (n *Node) closeStores() {
 		n.logs.Close()
 	}
 	if n.fsm != nil {
-		n.fsm.Close()
+		if graceful {
+			n.fsm.Close()
+		} else {
+			n.fsm.Abandon()
+		}
 	}
 }
 

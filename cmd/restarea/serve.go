@@ -50,6 +50,7 @@ func runServe(args []string) int {
 	lease := fs.Duration("raft-leader-lease-timeout", d.LeaderLeaseTimeout, "how long a leader stays leader without reaching a quorum")
 	snapThreshold := fs.Uint64("snapshot-threshold", d.SnapshotThreshold, "log entries between snapshots")
 	trailing := fs.Uint64("trailing-logs", d.TrailingLogs, "log entries kept after a snapshot")
+	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	if !parseFlags(fs, args) {
 		return 2
 	}
@@ -65,10 +66,11 @@ func runServe(args []string) int {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 
+	tuneGC()
 	cfg := d
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
 	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL, cfg.AdminToken = *nodeID, *publicURL, *advURL, *adminToken
-	cfg.SnapshotThreshold, cfg.TrailingLogs = *snapThreshold, *trailing
+	cfg.SnapshotThreshold, cfg.TrailingLogs, cfg.SyncState = *snapThreshold, *trailing, *syncState
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
 	cfg.Logger, cfg.Version = logger, version
 	var err error

@@ -1,0 +1,168 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/fsm"
+)
+
+// forwardSenders bounds the batches a follower has in flight to the
+// leader. Writes that arrive while they are busy queue up and leave
+// together in the next batch, so under load one round trip carries many
+// commands; with one writer at a time a batch is a single command and
+// leaves at once.
+const forwardSenders = 4
+
+// forwardQueue gathers commands bound for the leader.
+type forwardQueue struct {
+	mu      sync.Mutex
+	pending []*forwardCall
+	senders int
+}
+
+type forwardCall struct {
+	cmd  *fsm.Command
+	res  *fsm.Result
+	err  error
+	done chan struct{}
+}
+
+// forwardBatched sends cmd to the leader in the next batch and waits for
+// its own outcome. A caller that gives up first gets an unknown outcome
+// (the command may still be applied; propose's resend is idempotent).
+func (n *Node) forwardBatched(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	c := &forwardCall{cmd: cmd, done: make(chan struct{})}
+	q := &n.fwd
+	q.mu.Lock()
+	q.pending = append(q.pending, c)
+	start := q.senders < forwardSenders
+	if start {
+		q.senders++
+	}
+	q.mu.Unlock()
+	if start {
+		go n.sendForwards()
+	}
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+		return nil, unavailable("no answer from the leader before the request's deadline (outcome unknown); retry with the same request_id")
+	case <-n.stop:
+		return nil, unavailable("node is shutting down (outcome unknown); retry with the same request_id")
+	}
+}
+
+// sendForwards sends batches until the queue is empty.
+func (n *Node) sendForwards() {
+	q := &n.fwd
+	for {
+		q.mu.Lock()
+		batch := takeBatch(&q.pending)
+		if len(batch) == 0 {
+			q.senders--
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		n.sendBatch(batch)
+	}
+}
+
+// takeBatch removes from the front of *pending what one batch may carry:
+// at most cluster.MaxBatch commands and cluster.MaxBatchBytes (always at
+// least one command).
+func takeBatch(pending *[]*forwardCall) []*forwardCall {
+	p := *pending
+	size, i := 0, 0
+	for ; i < len(p) && i < cluster.MaxBatch; i++ {
+		size += cluster.CommandSize(p[i].cmd)
+		if i > 0 && size > cluster.MaxBatchBytes {
+			break
+		}
+	}
+	batch := p[:i:i]
+	*pending = p[i:]
+	if len(*pending) == 0 {
+		*pending = nil // let the backing array go
+	}
+	return batch
+}
+
+// sendBatch forwards one batch and hands every caller its outcome.
+func (n *Node) sendBatch(batch []*forwardCall) {
+	finish := func(i int, res *fsm.Result, err error) {
+		if errors.Is(err, cluster.ErrNotApplied) {
+			err = errNotApplied
+		}
+		batch[i].res, batch[i].err = res, err
+		close(batch[i].done)
+	}
+	addr, err := n.leaderAddr()
+	if err != nil {
+		for i := range batch {
+			finish(i, nil, err)
+		}
+		return
+	}
+	n.met.forwardBatch.Observe(float64(len(batch)))
+	ctx, cancel := n.forwardContext(addr)
+	defer cancel()
+	cmds := make([]*fsm.Command, len(batch))
+	for i, c := range batch {
+		cmds[i] = c.cmd
+	}
+	outs, err := n.peers.ApplyBatch(ctx, addr, cmds)
+	if errors.Is(err, cluster.ErrNoBatch) {
+		// The leader is of an older version: one request per command.
+		var wg sync.WaitGroup
+		for i, c := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := n.peers.Apply(ctx, addr, c.cmd)
+				finish(i, res, err)
+			}()
+		}
+		wg.Wait()
+		return
+	}
+	for i := range batch {
+		if err != nil {
+			finish(i, nil, err)
+		} else {
+			finish(i, outs[i].Result, outs[i].Err)
+		}
+	}
+}
+
+// forwardContext bounds one forward to the leader at addr: what the leader
+// itself would wait for an apply, and a little more for the network. It
+// is cancelled at once when this node sees another leader (outcome
+// unknown, so propose can resend to the new one) or stops.
+func (n *Node) forwardContext(addr string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout+time.Second)
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-n.stop:
+				cancel()
+				return
+			case <-t.C:
+				if a, _ := n.raft.LeaderWithID(); string(a) != addr {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}

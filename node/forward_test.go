@@ -1,0 +1,54 @@
+package node
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/fsm"
+)
+
+func TestTakeBatchBounds(t *testing.T) {
+	small := func() *forwardCall {
+		return &forwardCall{cmd: &fsm.Command{Op: fsm.OpPost, Post: &fsm.PostCommand{Request: restarea.PostRequest{Body: "hi"}}}}
+	}
+	big := func() *forwardCall {
+		return &forwardCall{cmd: &fsm.Command{Op: fsm.OpPost, Post: &fsm.PostCommand{Request: restarea.PostRequest{Body: strings.Repeat("x", 64<<10)}}}}
+	}
+	var pending []*forwardCall
+	for range cluster.MaxBatch + 10 {
+		pending = append(pending, small())
+	}
+	if b := takeBatch(&pending); len(b) != cluster.MaxBatch || len(pending) != 10 {
+		t.Fatalf("batch %d, left %d; want %d and 10", len(b), len(pending), cluster.MaxBatch)
+	}
+	if b := takeBatch(&pending); len(b) != 10 || pending != nil {
+		t.Fatalf("batch %d, left %v; want 10 and nothing", len(b), pending)
+	}
+	if b := takeBatch(&pending); len(b) != 0 {
+		t.Fatalf("empty queue gave a batch of %d", len(b))
+	}
+
+	for range 8 {
+		pending = append(pending, big())
+	}
+	total := 0
+	for len(pending) > 0 {
+		b := takeBatch(&pending)
+		if len(b) == 0 {
+			t.Fatal("no progress on a queue of large posts")
+		}
+		size := 0
+		for _, c := range b {
+			size += cluster.CommandSize(c.cmd)
+		}
+		if len(b) > 1 && size > cluster.MaxBatchBytes {
+			t.Fatalf("batch of %d large posts is %d bytes, over %d", len(b), size, cluster.MaxBatchBytes)
+		}
+		total += len(b)
+	}
+	if total != 8 {
+		t.Fatalf("took %d of 8 large posts", total)
+	}
+}
