@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -23,13 +22,13 @@ const (
 	OpMember    Op = "member"
 )
 
-// commandVersion is the first byte of every encoded command, so the format
-// can change without misreading old logs.
-const commandVersion byte = 1
-
 // Command is one entry of the replicated log. It carries everything a
 // decision needs — the leader's clock, the id proposed for a new entry, the
 // source and channel — so that applying it is deterministic on every node.
+//
+// Its binary log form (codec.go) is positional: a field added here, or in
+// a type a Command carries, must be added there under a new format, and
+// TestCodecFieldInventory fails until it is.
 type Command struct {
 	Op Op `json:"op"`
 	// Time is the leader's clock in Unix nanoseconds when it proposed the
@@ -72,27 +71,6 @@ type ExpireCommand struct {
 	Retention          time.Duration `json:"retention"`
 	TombstoneRetention time.Duration `json:"tombstone_retention"`
 	MaxItems           int           `json:"max_items"`
-}
-
-// Encode returns the log representation of c.
-func (c *Command) Encode() ([]byte, error) {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{commandVersion}, b...), nil
-}
-
-// DecodeCommand parses a log entry written by Encode.
-func DecodeCommand(data []byte) (*Command, error) {
-	if len(data) == 0 || data[0] != commandVersion {
-		return nil, fmt.Errorf("fsm: unknown command format")
-	}
-	var c Command
-	if err := json.Unmarshal(data[1:], &c); err != nil {
-		return nil, fmt.Errorf("fsm: decode command: %w", err)
-	}
-	return &c, nil
 }
 
 // Result is what applying a command answered. Every node computes the same

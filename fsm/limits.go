@@ -30,8 +30,31 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 	if limit.Count > exactSourceLimit {
 		return admitSlotted(b, key, now, limit)
 	}
-	times := attemptTimes(b.Get(key))
+	v := b.Get(key)
 	cut := now - int64(limit.Window())
+	if isSlotted(v) {
+		// The limit was lowered past exactSourceLimit: convert (rare).
+		return admitTimes(b, key, attemptTimes(v), now, cut, limit)
+	}
+	// The common case works on the stored bytes directly, so an attempt
+	// costs one allocation (the new value) instead of three.
+	n := len(v) / 8
+	i := 0
+	for i < n && int64(binary.BigEndian.Uint64(v[8*i:])) <= cut {
+		i++
+	}
+	if live := n - i; live >= limit.Count {
+		oldest := int64(binary.BigEndian.Uint64(v[8*(n-limit.Count):]))
+		return time.Duration(oldest + int64(limit.Window()) - now), false, nil
+	}
+	buf := make([]byte, 8*(n-i+1))
+	copy(buf, v[8*i:8*n])
+	binary.BigEndian.PutUint64(buf[8*(n-i):], uint64(now))
+	return 0, true, b.Put(key, buf)
+}
+
+// admitTimes is admitSource on a list of attempt times.
+func admitTimes(b *bolt.Bucket, key []byte, times []int64, now, cut int64, limit restarea.Limit) (time.Duration, bool, error) {
 	i := 0
 	for i < len(times) && times[i] <= cut {
 		i++
@@ -67,29 +90,65 @@ func admitSlotted(b *bolt.Bucket, key []byte, now int64, limit restarea.Limit) (
 	window := int64(limit.Window())
 	width := window / sourceSlots
 	cut := now - window
-	var live []slot
-	sum := int64(0)
-	for _, s := range attemptSlots(b.Get(key), width) {
-		if s.start > cut {
-			live = append(live, s)
+	// Slots are read from the stored bytes where possible; only an exact
+	// list (the limit was just raised past exactSourceLimit) is converted.
+	v := b.Get(key)
+	var conv []slot
+	n := 0
+	if isSlotted(v) {
+		n = (len(v) - 8) / 16
+	} else {
+		conv = attemptSlots(v, width)
+		n = len(conv)
+	}
+	at := func(i int) slot {
+		if conv != nil {
+			return conv[i]
+		}
+		o := 8 + 16*i
+		return slot{int64(binary.BigEndian.Uint64(v[o:])), int64(binary.BigEndian.Uint64(v[o+8:]))}
+	}
+	// The live slots are those that start inside the window, in stored
+	// order (not necessarily time order: the width changes with the
+	// window). The first live one frees the window; the last live one
+	// absorbs this attempt if it is the current slot.
+	sum, live, first, last := int64(0), 0, int64(0), -1
+	for i := range n {
+		if s := at(i); s.start > cut {
+			if live == 0 {
+				first = s.start
+			}
+			live++
 			sum += s.count
+			last = i
 		}
 	}
 	if sum >= int64(limit.Count) {
-		wait := live[0].start + window - now
+		wait := first + window - now
 		return time.Duration(max(wait, int64(time.Millisecond))), false, nil
 	}
 	cur := now - now%width
-	if n := len(live); n > 0 && live[n-1].start == cur {
-		live[n-1].count++
-	} else {
-		live = append(live, slot{cur, 1})
+	grow := last < 0 || at(last).start != cur
+	size := 8 + 16*live
+	if grow {
+		size += 16
 	}
-	buf := make([]byte, 8, 8+16*len(live))
+	buf := make([]byte, 8, size)
 	copy(buf, slotMagic)
-	for _, s := range live {
+	for i := range n {
+		s := at(i)
+		if s.start <= cut {
+			continue
+		}
+		if i == last && !grow {
+			s.count++
+		}
 		buf = binary.BigEndian.AppendUint64(buf, uint64(s.start))
 		buf = binary.BigEndian.AppendUint64(buf, uint64(s.count))
+	}
+	if grow {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(cur))
+		buf = binary.BigEndian.AppendUint64(buf, 1)
 	}
 	return 0, true, b.Put(key, buf)
 }

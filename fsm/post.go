@@ -15,7 +15,10 @@ const writesDisabledRetry = 30 * time.Second
 // applyPost runs the checks of SPEC section 2 in their order: the
 // per-source limit, the match against stored requests, admission, store.
 func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*Result, error) {
-	req := p.Request
+	req := &p.Request
+	// Keys are converted once: bbolt copies a key it stores, so one []byte
+	// serves every lookup and write of the same key.
+	rid := []byte(req.RequestID)
 	settings := getSettings(tx)
 
 	// 1. Per-source limit: every attempt counts, replays included.
@@ -30,7 +33,7 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 	}
 
 	// 2. Match against stored requests.
-	if v := tx.Bucket(bTombs).Get([]byte(req.RequestID)); v != nil {
+	if v := tx.Bucket(bTombs).Get(rid); v != nil {
 		var t tombstone
 		if err := json.Unmarshal(v, &t); err != nil {
 			return nil, err
@@ -40,7 +43,7 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 		}
 		return refuse(restarea.CodeConflict, 0, "request_id was used for different content; nothing was stored"), nil
 	}
-	if seq := tx.Bucket(bByRequest).Get([]byte(req.RequestID)); seq != nil {
+	if seq := tx.Bucket(bByRequest).Get(rid); seq != nil {
 		r, err := recordAt(tx, seq)
 		if err != nil {
 			return nil, err
@@ -94,7 +97,8 @@ store:
 		AttemptID: p.AttemptID,
 		Seq:       index,
 	}
-	if tx.Bucket(bIDs).Get([]byte(r.ID)) != nil {
+	id := []byte(r.ID)
+	if tx.Bucket(bIDs).Get(id) != nil {
 		// A proposed id that collides (it never should with UUIDv4) must not
 		// overwrite an entry; the client's retry gets a fresh id.
 		return refuse(restarea.CodeUnavailable, 0, "entry id collision; retry with the same request_id"), nil
@@ -103,7 +107,7 @@ store:
 		e := r.Entry
 		return &Result{Entry: &e}, nil // the deliberate bug: acknowledged, never stored
 	}
-	if err := storeNew(tx, r); err != nil {
+	if err := storeNew(tx, r, id, rid); err != nil {
 		return nil, err
 	}
 	if !p.ByOperator {
@@ -111,21 +115,23 @@ store:
 			return nil, err
 		}
 	}
-	e := r.Entry
-	return &Result{Entry: &e}, nil
+	// r is not used again: the result can point into it.
+	return &Result{Entry: &r.Entry}, nil
 }
 
-func storeNew(tx *bolt.Tx, r *record) error {
+// storeNew stores a new record and indexes it; id and rid are r.ID and
+// r.RequestID as bytes.
+func storeNew(tx *bolt.Tx, r *record, id, rid []byte) error {
 	if err := putRecord(tx, r); err != nil {
 		return err
 	}
 	seq := u64(r.Seq)
 	ids := tx.Bucket(bIDs)
 	ids.FillPercent = 0.9 // leaders assign time-ordered ids: mostly appends
-	if err := ids.Put([]byte(r.ID), seq); err != nil {
+	if err := ids.Put(id, seq); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bByRequest).Put([]byte(r.RequestID), seq); err != nil {
+	if err := tx.Bucket(bByRequest).Put(rid, seq); err != nil {
 		return err
 	}
 	expiry := tx.Bucket(bExpiry)

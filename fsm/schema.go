@@ -1,10 +1,15 @@
 package fsm
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
 
 	"github.com/restarea/restarea"
 	bolt "go.etcd.io/bbolt"
@@ -91,7 +96,9 @@ func timeSeqKey(nanos int64, seq uint64) []byte {
 }
 
 func replyKey(threadID string, seq uint64) []byte {
-	return append([]byte(threadID), u64(seq)...)
+	b := make([]byte, len(threadID)+8)
+	binary.BigEndian.PutUint64(b[copy(b, threadID):], seq)
+	return b
 }
 
 // Records are keyed by their sequence number, so new entries append at
@@ -129,9 +136,13 @@ func decodeRecord(v []byte) (*record, error) {
 }
 
 func putRecord(tx *bolt.Tx, r *record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
+	b, ok := appendRecordJSON(make([]byte, 0, recordJSONSize(r)), r)
+	if !ok {
+		// A time RFC 3339 cannot express: let encoding/json report it.
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return err
+		}
 	}
 	entries := tx.Bucket(bEntries)
 	// Keys only ever grow, so pages can be filled instead of split in half.
@@ -139,13 +150,46 @@ func putRecord(tx *bolt.Tx, r *record) error {
 	return entries.Put(u64(r.Seq), b)
 }
 
+// getSettings returns the settings in force. Every post reads them, and
+// they rarely change, so the last decoded value is kept with the exact
+// bytes it was decoded from: the result is the same as decoding every
+// time, because it is a function of those bytes alone.
 func getSettings(tx *bolt.Tx) storedSettings {
-	s := storedSettings{Settings: restarea.DefaultSettings()}
-	if v := tx.Bucket(bMeta).Get(kSettings); v != nil {
-		_ = json.Unmarshal(v, &s)
+	v := tx.Bucket(bMeta).Get(kSettings)
+	if v == nil {
+		return storedSettings{Settings: restarea.DefaultSettings()}
 	}
+	if m := settingsMemo.Load(); m != nil && bytes.Equal(m.raw, v) {
+		return m.s
+	}
+	s := decodeSettings(v)
+	// v points into the database's memory map, valid only during tx: keep
+	// a copy. Reads call this concurrently with applies; each memo is
+	// immutable once stored, so a reader sees an old or a new one, whole.
+	settingsMemo.Store(&memoSettings{raw: bytes.Clone(v), s: s})
 	return s
 }
+
+// decodeSettings decodes stored settings over the defaults. A value that
+// does not decode keeps the defaults for what it could not fill, as it
+// always has (the error is deliberately ignored).
+func decodeSettings(v []byte) storedSettings {
+	s := storedSettings{Settings: restarea.DefaultSettings()}
+	_ = json.Unmarshal(v, &s)
+	return s
+}
+
+// memoSettings is a decoded settings value and the bytes it came from.
+// storedSettings holds no pointers, so handing out copies of s is safe.
+type memoSettings struct {
+	raw []byte
+	s   storedSettings
+}
+
+// settingsMemo is process-wide rather than per FSM: keyed by the exact
+// bytes it is correct for any state file, and several FSMs in one process
+// (tests) only cost a decode when they alternate.
+var settingsMemo atomic.Pointer[memoSettings]
 
 func putSettings(tx *bolt.Tx, s storedSettings) error {
 	b, err := json.Marshal(s)
@@ -162,4 +206,150 @@ func addCounter(tx *bolt.Tx, key []byte, delta int64) error {
 		v = 0
 	}
 	return m.Put(key, u64(uint64(v)))
+}
+
+// recordJSONSize is the length of r's JSON when no character needs an
+// escape, so putRecord usually allocates once.
+func recordJSONSize(r *record) int {
+	const fixed = 240 // keys, quotes, punctuation, the time and the numbers
+	return fixed + len(r.ID) + len(r.RequestID) + len(r.Type) + len(r.ParentID) + len(r.Title) +
+		len(r.Body) + len(r.Actor.Name) + len(r.Actor.Model) + len(r.Actor.Trigger) +
+		len(r.SubmissionMode) + len(r.Channel) + len(r.URL) + len(r.BookmarkURL) + len(r.AttemptID)
+}
+
+// appendRecordJSON appends exactly the bytes json.Marshal(r) returns, without
+// reflection: records are the stored format (snapshots and backups carry
+// it), so it must not change by a byte; TestRecordJSONMatchesMarshal
+// compares the two on random records. It reports false, having appended
+// garbage, for a CreatedAt that RFC 3339 cannot express (json.Marshal
+// fails on it).
+func appendRecordJSON(b []byte, r *record) ([]byte, bool) {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, r.ID)
+	if r.RequestID != "" {
+		b = append(b, `,"request_id":`...)
+		b = appendJSONString(b, r.RequestID)
+	}
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, r.Type)
+	if r.ParentID != "" {
+		b = append(b, `,"parent_id":`...)
+		b = appendJSONString(b, r.ParentID)
+	}
+	if r.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendJSONString(b, r.Title)
+	}
+	b = append(b, `,"body":`...)
+	b = appendJSONString(b, r.Body)
+	b = append(b, `,"actor":{"name":`...)
+	b = appendJSONString(b, r.Actor.Name)
+	if r.Actor.Model != "" {
+		b = append(b, `,"model":`...)
+		b = appendJSONString(b, r.Actor.Model)
+	}
+	if r.Actor.Trigger != "" {
+		b = append(b, `,"trigger":`...)
+		b = appendJSONString(b, r.Actor.Trigger)
+	}
+	b = append(b, `},"submission_mode":`...)
+	b = appendJSONString(b, r.SubmissionMode)
+	b = append(b, `,"channel":`...)
+	b = appendJSONString(b, string(r.Channel))
+	b = append(b, `,"created_at":"`...)
+	var ok bool
+	if b, ok = appendJSONTime(b, r.CreatedAt); !ok {
+		return b, false
+	}
+	b = append(b, `","visible":`...)
+	b = strconv.AppendBool(b, r.Visible)
+	b = append(b, `,"by_operator":`...)
+	b = strconv.AppendBool(b, r.ByOperator)
+	if r.URL != "" {
+		b = append(b, `,"url":`...)
+		b = appendJSONString(b, r.URL)
+	}
+	if r.BookmarkURL != "" {
+		b = append(b, `,"bookmark_url":`...)
+		b = appendJSONString(b, r.BookmarkURL)
+	}
+	b = append(b, `,"attempt_id":`...)
+	b = appendJSONString(b, r.AttemptID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, r.Seq, 10)
+	return append(b, '}'), true
+}
+
+// appendJSONTime appends t as time.Time.MarshalJSON does (without the
+// quotes), and reports false where MarshalJSON fails: a year outside
+// [0,9999] or a zone offset of 24 hours or more.
+func appendJSONTime(b []byte, t time.Time) ([]byte, bool) {
+	n0 := len(b)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	switch {
+	case b[n0+len("9999")] != '-':
+		return b, false
+	case b[len(b)-1] != 'Z':
+		c := b[len(b)-len("Z07:00")]
+		h := b[len(b)-len("07:00"):]
+		if '0' <= c && c <= '9' || 10*(h[0]-'0')+(h[1]-'0') >= 24 {
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// appendJSONString appends s quoted exactly as encoding/json does with
+// its default HTML escaping: quote, backslash and control characters
+// escaped (\n, \r, \t, \b, \f by name, the others as \u00XX), <, > and &
+// as \u00XX, U+2028 and U+2029 escaped, and each byte of invalid UTF-8
+// replaced by \ufffd.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
