@@ -94,8 +94,9 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.startCluster()
 	n.serveHTTP()
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.leaderLoop()
+	go n.tuneSnapshots(5 * time.Second)
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
 	return n, nil
 }
