@@ -14,7 +14,11 @@ type PostFigure struct {
 }
 
 // newPosts posts new 512-byte questions from clients spread round-robin
-// over urls, each with a fresh request_id, and expects 201.
+// over urls, each with a fresh request_id, and expects 201. Each client
+// moves to the next node with every post, so that even a single client
+// is spread over all nodes: where the leader happens to be does not
+// decide the figure (a post to a follower also waits to be applied
+// there).
 func newPosts(ctx context.Context, cl *Client, urls []string, channel string, l Load, bodyBytes int) Stats {
 	body := strings.Repeat("b", bodyBytes)
 	post := cl.PostREST
@@ -22,7 +26,7 @@ func newPosts(ctx context.Context, cl *Client, urls []string, channel string, l 
 		post = cl.PostMCP
 	}
 	return Drive(ctx, l, func(ctx context.Context, c, i int) error {
-		p, err := post(ctx, urls[c%len(urls)], c, question(body))
+		p, err := post(ctx, urls[(c+i)%len(urls)], c, question(body))
 		return checkPost(p, err, http.StatusCreated)
 	})
 }
