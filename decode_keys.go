@@ -219,21 +219,29 @@ func (s *keyScanner) object(t reflect.Type) error {
 			}
 			return err
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errStopKeys
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			s.depth--
-			return nil
-		default:
-			return errStopKeys
+		if done, err := s.separator('}'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// separator consumes what follows a member or an element: a comma, or
+// the close of its object or array (done).
+func (s *keyScanner) separator(close byte) (done bool, err error) {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return false, errStopKeys
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false, nil
+	case close:
+		s.pos++
+		s.depth--
+		return true, nil
+	}
+	return false, errStopKeys
 }
 
 func (s *keyScanner) array(t reflect.Type) error {
@@ -258,19 +266,8 @@ func (s *keyScanner) array(t reflect.Type) error {
 		if err := s.value(elem); err != nil {
 			return err
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errStopKeys
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			s.depth--
-			return nil
-		default:
-			return errStopKeys
+		if done, err := s.separator(']'); done || err != nil {
+			return err
 		}
 	}
 }
