@@ -48,14 +48,33 @@ func (n *Node) leaderLoop() {
 		case <-tick.C:
 			check()
 			if wasLeader {
+				n.confirmApplied()
 				n.expire()
 			}
 		}
 	}
 }
 
+// confirmApplied marks the leader ready once everything committed before
+// its term is in its state machine. Until then raft's commit index can
+// trail what was committed before (a node that restarts on a rebuilt
+// state file replays the log only after its first commit in the new
+// term), and reads would miss acknowledged writes.
+func (n *Node) confirmApplied() {
+	term := n.raft.CurrentTerm()
+	if n.readyTerm.Load() == term {
+		return
+	}
+	if err := n.raft.Barrier(n.cfg.ApplyTimeout).Error(); err != nil {
+		n.log.Warn("new leader could not confirm its state is complete; retrying", "err", err)
+		return
+	}
+	n.readyTerm.Store(term)
+}
+
 func (n *Node) becameLeader() {
 	n.log.Info("became leader", "node_id", n.id, "term", n.raft.CurrentTerm())
+	n.confirmApplied()
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 	defer cancel()
 	per, glob := n.cfg.RatePerSource, n.cfg.RateGlobal

@@ -45,10 +45,13 @@ type Node struct {
 	// hasState is true once the node belongs to a cluster (set by the
 	// formation goroutine, read by peers' requests).
 	hasState atomic.Bool
-	peers    *cluster.Client
-	intSrv   *http.Server
-	reg      *prometheus.Registry
-	met      *metrics
+	// readyTerm is the term in which this node, as leader, has applied
+	// everything committed before it (confirmApplied).
+	readyTerm atomic.Uint64
+	peers     *cluster.Client
+	intSrv    *http.Server
+	reg       *prometheus.Registry
+	met       *metrics
 
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
@@ -302,6 +305,9 @@ func (n *Node) Ready() error {
 	}
 	if addr, _ := n.raft.LeaderWithID(); addr == "" {
 		return errors.New("no leader")
+	}
+	if n.IsLeader() && n.readyTerm.Load() != n.raft.CurrentTerm() {
+		return errors.New("catching up: the new leader has not applied the log before its term yet")
 	}
 	if c := n.raft.CommitIndex(); !n.caughtUp(c) {
 		return fmt.Errorf("catching up: applied %d of %d", n.fsm.AppliedIndex(), c)
