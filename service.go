@@ -141,14 +141,17 @@ type Member struct {
 
 // ClusterStatus is a node's view of the cluster (GET /api/v1/cluster).
 type ClusterStatus struct {
-	NodeID       string   `json:"node_id"`
-	State        string   `json:"state"`
-	LeaderID     string   `json:"leader_id"`
-	LeaderURL    string   `json:"leader_url"`
-	Term         uint64   `json:"term"`
-	CommitIndex  uint64   `json:"commit_index"`
-	AppliedIndex uint64   `json:"applied_index"`
-	Members      []Member `json:"members"`
+	NodeID       string `json:"node_id"`
+	State        string `json:"state"`
+	LeaderID     string `json:"leader_id"`
+	LeaderURL    string `json:"leader_url"`
+	Term         uint64 `json:"term"`
+	CommitIndex  uint64 `json:"commit_index"`
+	AppliedIndex uint64 `json:"applied_index"`
+	// LogFormat is the format leaders write the log in: 2 once every
+	// member reads it (a node that cannot is then refused when it joins).
+	LogFormat int      `json:"log_format"`
+	Members   []Member `json:"members"`
 }
 
 // ClusterService is the cluster's side of the API: status for everyone,

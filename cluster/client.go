@@ -49,6 +49,14 @@ func (c *Client) ReadIndex(ctx context.Context, raftAddr string) (uint64, error)
 	return res.Index, err
 }
 
+// PeerAt asks the node at raftAddr to describe itself over the internal
+// channel (the leader uses it to learn what its members can read).
+func (c *Client) PeerAt(ctx context.Context, raftAddr string) (PeerInfo, error) {
+	var p PeerInfo
+	err := c.call(ctx, c.Internal, "http://"+raftAddr+pathPeer, http.MethodPost, struct{}{}, &p)
+	return p, err
+}
+
 // JoinLeader asks the leader at raftAddr to add or update a voter.
 func (c *Client) JoinLeader(ctx context.Context, raftAddr string, req JoinRequest) error {
 	return c.call(ctx, c.Internal, "http://"+raftAddr+pathJoin, http.MethodPost, req, nil)

@@ -17,6 +17,7 @@ const (
 	pathJoin      = "/internal/v1/join"
 	pathRemove    = "/internal/v1/remove"
 	pathTransfer  = "/internal/v1/transfer"
+	pathPeer      = "/internal/v1/peer"
 )
 
 // Paths on a node's public HTTP listener that other nodes (not clients)
@@ -46,6 +47,9 @@ type JoinRequest struct {
 	ID       string `json:"id"`
 	RaftAddr string `json:"raft_addr"`
 	URL      string `json:"url"`
+	// LogFormat is the newest log format the joining node reads; 0 from
+	// a version that predates the field (it reads format 1 only).
+	LogFormat int `json:"log_format,omitempty"`
 }
 
 // PeerInfo is what a node tells others during formation.
@@ -58,6 +62,9 @@ type PeerInfo struct {
 	HasState bool `json:"has_state"`
 	// LeaderID is the leader this node knows, if any.
 	LeaderID string `json:"leader_id,omitempty"`
+	// LogFormat is the newest log format this node reads (0: format 1
+	// only, a version that predates the field).
+	LogFormat int `json:"log_format,omitempty"`
 }
 
 type idRequest struct {

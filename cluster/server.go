@@ -64,6 +64,9 @@ func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 		}
 		httpx.WriteJSON(w, http.StatusOK, indexResponse{Index: idx})
 	})
+	mux.HandleFunc("POST "+pathPeer, func(w http.ResponseWriter, r *http.Request) {
+		httpx.WriteJSON(w, http.StatusOK, b.Peer())
+	})
 	mux.HandleFunc("POST "+pathJoin, action(b.JoinLeader))
 	mux.HandleFunc("POST "+pathRemove, action(func(ctx context.Context, req idRequest) error {
 		return b.RemoveLeader(ctx, req.ID)

@@ -16,8 +16,8 @@ import (
 // replayed by newer binaries, so DecodeCommand reads every format that was
 // ever written, forever; a format is only ever added, never changed.
 const (
-	// commandV1 is JSON after the version byte. Encode writes it: it is
-	// what every released binary reads (see Encode).
+	// commandV1 is JSON after the version byte, what every version reads
+	// (see Encode).
 	commandV1 byte = 1
 	// commandV2 is a kind byte after the version byte, then the payload.
 	commandV2 byte = 2
@@ -65,11 +65,10 @@ func postStrings(p *PostCommand) [13]*string {
 	}
 }
 
-// Encode returns the log representation of c in the format every node of
-// a cluster can read during a rolling upgrade: version 1 (JSON). This
-// version reads version 2 but does not write it yet; the release after it
-// switches Encode to EncodeV2, so that no node still running a binary
-// that cannot read version 2 meets it in the log.
+// Encode returns the log representation of c in the format every version
+// reads: version 1 (JSON). A leader writes EncodeV2 instead only once the
+// cluster has switched (LogFormat), so that no node still running a
+// binary that cannot read version 2 meets it in the log.
 func (c *Command) Encode() ([]byte, error) {
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -411,9 +411,9 @@ func BenchmarkEncodeCommand(b *testing.B) {
 	})
 }
 
-// TestEncodeWritesVersion1 pins what a leader writes in this release:
-// version 1, which every released binary reads, so a cluster can be
-// upgraded one node at a time.
+// TestEncodeWritesVersion1 pins what Encode writes: version 1, which
+// every version reads (leaders use EncodeV2 only after the cluster
+// switched).
 func TestEncodeWritesVersion1(t *testing.T) {
 	c := &fsm.Command{Op: fsm.OpPost, Time: 42, Post: &fsm.PostCommand{
 		Request: restarea.PostRequest{RequestID: "r", Type: "question", Title: "t", Body: "b"},

@@ -52,6 +52,8 @@ type FSM struct {
 	db      *bolt.DB
 	applied atomic.Uint64
 
+	logFormat atomic.Int32 // LogFormat, as applied
+
 	unsynced bool          // commits skip fsync (durability.go)
 	rebuilt  bool          // a torn state file was set aside at Open
 	stopSync chan struct{} // ends syncLoop; nil when synced
@@ -109,6 +111,7 @@ func (f *FSM) open() error {
 			}
 		}
 		f.applied.Store(readU64(tx.Bucket(bMeta).Get(kApplied)))
+		f.logFormat.Store(int32(readLogFormat(tx)))
 		return nil
 	})
 	if err != nil {
@@ -179,6 +182,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	defer f.mu.RUnlock()
 	applied := f.applied.Load()
 	last := applied
+	format := f.LogFormat()
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		for i, l := range logs {
 			if l.Index <= applied {
@@ -195,6 +199,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			res.Index = l.Index
 			out[i] = res
 		}
+		format = readLogFormat(tx)
 		if last == applied {
 			return nil
 		}
@@ -207,6 +212,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		panic(fmt.Sprintf("fsm: apply batch: %v", err))
 	}
 	f.applied.Store(last)
+	f.logFormat.Store(int32(format))
 	if f.opts.Observe != nil {
 		f.opts.Observe(len(logs), time.Since(start))
 	}
@@ -246,6 +252,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 			return refuse(restarea.CodeInvalidRequest, 0, "member command without member"), nil
 		}
 		return applyMember(tx, cmd.Member)
+	case OpEnableLogV2:
+		return applyEnableLogV2(tx)
 	case OpExpire:
 		if cmd.Expire == nil {
 			return refuse(restarea.CodeInvalidRequest, 0, "expire command without parameters"), nil

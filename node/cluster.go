@@ -64,7 +64,7 @@ func (n *Node) formOrJoin() {
 			}
 		}
 	}
-	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL()}
+	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), LogFormat: fsm.LogFormatMax}
 	backoff := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		for _, u := range n.cfg.JoinURLs {
@@ -149,6 +149,11 @@ func (n *Node) JoinLeader(ctx context.Context, req cluster.JoinRequest) error {
 	}
 	if req.ID == "" || req.RaftAddr == "" {
 		return restarea.Errorf(restarea.CodeInvalidRequest, "join needs id and raft_addr")
+	}
+	n.format.mu.Lock()
+	defer n.format.mu.Unlock()
+	if err := n.admitJoin(req.ID, req.LogFormat); err != nil {
+		return err
 	}
 	if err := cluster.AddVoter(n.raft, req.ID, req.RaftAddr, n.cfg.ApplyTimeout); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
@@ -276,7 +281,8 @@ func (n *Node) onLeader(ctx context.Context, local func(context.Context) error, 
 // Peer describes this node for formation.
 func (n *Node) Peer() cluster.PeerInfo {
 	_, id := n.raft.LeaderWithID()
-	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState.Load(), LeaderID: string(id)}
+	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState.Load(), LeaderID: string(id),
+		LogFormat: fsm.LogFormatMax}
 }
 
 // ClusterStatus describes the cluster as this node sees it.
@@ -298,6 +304,7 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 		Term:         n.raft.CurrentTerm(),
 		CommitIndex:  n.raft.CommitIndex(),
 		AppliedIndex: n.raft.AppliedIndex(),
+		LogFormat:    n.fsm.LogFormat(),
 		Members:      members,
 	}, nil
 }

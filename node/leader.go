@@ -49,6 +49,7 @@ func (n *Node) leaderLoop() {
 			check()
 			if wasLeader {
 				n.confirmApplied()
+				n.enableLogV2()
 				n.expire()
 			}
 		}
@@ -72,6 +73,12 @@ func (n *Node) confirmApplied() {
 	n.readyTerm.Store(term)
 }
 
+func (n *Node) enableLogV2() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
+	defer cancel()
+	n.maybeEnableLogV2(ctx)
+}
+
 func (n *Node) becameLeader() {
 	n.log.Info("became leader", "node_id", n.id, "term", n.raft.CurrentTerm())
 	n.confirmApplied()
@@ -86,6 +93,7 @@ func (n *Node) becameLeader() {
 		n.log.Warn("could not apply configured limits", "err", err)
 	}
 	n.announceSelf(ctx)
+	n.enableLogV2()
 	n.expire()
 }
 

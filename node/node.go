@@ -48,6 +48,7 @@ type Node struct {
 	// readyTerm is the term in which this node, as leader, has applied
 	// everything committed before it (confirmApplied).
 	readyTerm atomic.Uint64
+	format    formatGate
 	peers     *cluster.Client
 	intSrv    *http.Server
 	reg       *prometheus.Registry

@@ -110,7 +110,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 		}
 		cmd.Post.NewID = id.String()
 	}
-	data, err := cmd.Encode()
+	data, err := n.encode(cmd)
 	if err != nil {
 		return nil, err
 	}
