@@ -35,17 +35,18 @@ type sizes struct {
 	replayIDs, threadReplies int
 	small, big, bigThread    int
 	bodyBytes                int
+	growthRounds             int
 }
 
 func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{phase: 700 * time.Millisecond, fsync: 500 * time.Millisecond, maxOps: 20_000,
 			clients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 200,
-			small: 1_000, big: 10_000, bigThread: 1_000, bodyBytes: 512}
+			small: 1_000, big: 10_000, bigThread: 1_000, bodyBytes: 512, growthRounds: 1}
 	}
 	return sizes{phase: 5 * time.Second, fsync: 2 * time.Second, maxOps: 1_000_000,
 		clients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 1000,
-		small: 10_000, big: 1_000_000, bigThread: 100_000, bodyBytes: 512}
+		small: 10_000, big: 1_000_000, bigThread: 100_000, bodyBytes: 512, growthRounds: 3}
 }
 
 // Run measures the target described by o and returns the report.
@@ -148,15 +149,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	t.Close()
 
 	if o.Growth && o.Local > 0 {
-		for _, s := range []Seed{{Entries: sz.small, BodyBytes: sz.bodyBytes}, {Entries: sz.big, ThreadReplies: sz.bigThread, BodyBytes: sz.bodyBytes}} {
-			logf("growth: a single node seeded with %d entries", s.Entries)
-			g, err := growth(ctx, cl, o.Binary, dir, s, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, readLoad, logf)
-			if err != nil {
-				return nil, err
-			}
-			logf("  %.0f posts/s at 64 clients; %.0f bytes/entry on disk (%.2f× raw JSON); RSS %d MiB", g.Posts.PerSecond, g.BytesPerEntry, g.RatioToRaw, g.Memory.RSSBytes>>20)
-			rep.Growth = append(rep.Growth, g)
+		seeds := []Seed{{Entries: sz.small, BodyBytes: sz.bodyBytes}, {Entries: sz.big, ThreadReplies: sz.bigThread, BodyBytes: sz.bodyBytes}}
+		g, err := growth(ctx, cl, o.Binary, dir, seeds, sz.growthRounds, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, readLoad, logf)
+		if err != nil {
+			return nil, err
 		}
+		rep.Growth = g
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Targets = rep.checkTargets()
