@@ -90,6 +90,17 @@ func growth(ctx context.Context, cl *Client, binary, dir string, seeds []Seed, r
 	return figs, nil
 }
 
+// medianRound is the round with the median throughput (the upper one of
+// an even count), or no figure when there were no rounds.
+func medianRound(rounds []Stats) Stats {
+	if len(rounds) == 0 {
+		return Stats{}
+	}
+	sorted := append([]Stats(nil), rounds...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].PerSecond < sorted[j].PerSecond })
+	return sorted[len(sorted)/2]
+}
+
 // start seeds the store offline and serves it as a node.
 func (n *seededNode) start(ctx context.Context, binary, dir string, logf func(string, ...any)) error {
 	s := n.seed
@@ -125,11 +136,7 @@ func (n *seededNode) start(ctx context.Context, binary, dir string, logf func(st
 
 // finish picks the median round and measures paging, disk and memory.
 func (n *seededNode) finish(ctx context.Context, cl *Client, readLoad Load, logf func(string, ...any)) error {
-	if len(n.rounds) > 0 {
-		sorted := append([]Stats(nil), n.rounds...)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i].PerSecond < sorted[j].PerSecond })
-		n.fig.Posts = sorted[len(sorted)/2]
-	}
+	n.fig.Posts = medianRound(n.rounds)
 	url := n.t.URLs[0]
 	if n.seed.ThreadReplies > 0 {
 		logf("  paging the %d-reply thread", n.seed.ThreadReplies)

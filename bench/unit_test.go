@@ -26,6 +26,37 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+func TestMedianRound(t *testing.T) {
+	r := func(v ...float64) []Stats {
+		var out []Stats
+		for i, x := range v {
+			out = append(out, Stats{PerSecond: x, Ops: i})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		rounds []Stats
+		want   float64
+	}{
+		{nil, 0},
+		{r(5), 5},
+		{r(6211, 5857, 6344), 6211},
+		{r(3, 1, 2), 2},
+		{r(1, 4), 4},
+		{r(9, 1, 5, 7), 7},
+	} {
+		rounds := append([]Stats(nil), tc.rounds...)
+		if got := medianRound(tc.rounds).PerSecond; got != tc.want {
+			t.Errorf("medianRound(%v) = %v, want %v", tc.rounds, got, tc.want)
+		}
+		for i := range rounds {
+			if rounds[i] != tc.rounds[i] {
+				t.Errorf("medianRound reordered its argument: %v", tc.rounds)
+			}
+		}
+	}
+}
+
 // TestDriveBounded checks that a phase stops at MaxOps and counts errors
 // apart from successes.
 func TestDriveBounded(t *testing.T) {
