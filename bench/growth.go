@@ -77,7 +77,6 @@ func growth(ctx context.Context, cl *Client, binary, dir string, seeds []Seed, r
 			logf("  round %d of %d, %d entries: %.0f posts/s at %d clients, p50 %.1f ms, p99 %.1f ms, %d errors",
 				r, rounds, n.fig.Seeded, st.PerSecond, l.Clients, st.P50Ms, st.P99Ms, st.Errors)
 			n.rounds = append(n.rounds, st)
-			n.fig.RoundsPerSec = append(n.fig.RoundsPerSec, st.PerSecond)
 		}
 	}
 	figs := make([]GrowthFigure, 0, len(nodes))
@@ -101,14 +100,20 @@ func medianRound(rounds []Stats) Stats {
 	return sorted[len(sorted)/2]
 }
 
-// start seeds the store offline and serves it as a node.
-func (n *seededNode) start(ctx context.Context, binary, dir string, logf func(string, ...any)) error {
+// start seeds the store offline and serves it as a node; its files are
+// removed when the node is closed, or at once if it cannot start.
+func (n *seededNode) start(ctx context.Context, binary, dir string, logf func(string, ...any)) (err error) {
 	s := n.seed
 	logf("growth: a single node seeded with %d entries", s.Entries)
 	sub := filepath.Join(dir, fmt.Sprintf("seed-%d", s.Entries))
 	if err := os.MkdirAll(sub, 0o750); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(sub)
+		}
+	}()
 	backup := filepath.Join(sub, "backup.db")
 	start := time.Now()
 	s.Progress = func(done, total int) {
@@ -127,9 +132,8 @@ func (n *seededNode) start(ctx context.Context, binary, dir string, logf func(st
 		return err
 	}
 	os.Remove(backup) // the node holds its own copies now
-	dirs := sub
 	stop := t.close
-	t.close = func() error { err := stop(); os.RemoveAll(dirs); return err }
+	t.close = func() error { err := stop(); os.RemoveAll(sub); return err }
 	n.t = t
 	return nil
 }
@@ -137,6 +141,9 @@ func (n *seededNode) start(ctx context.Context, binary, dir string, logf func(st
 // finish picks the median round and measures paging, disk and memory.
 func (n *seededNode) finish(ctx context.Context, cl *Client, readLoad Load, logf func(string, ...any)) error {
 	n.fig.Posts = medianRound(n.rounds)
+	for _, r := range n.rounds {
+		n.fig.RoundsPerSec = append(n.fig.RoundsPerSec, r.PerSecond)
+	}
 	url := n.t.URLs[0]
 	if n.seed.ThreadReplies > 0 {
 		logf("  paging the %d-reply thread", n.seed.ThreadReplies)
