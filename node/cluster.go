@@ -135,8 +135,8 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, cluster.ErrNotLeader
 	}
-	idx := n.raft.CommitIndex()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
+	idx, err := n.leaderReadIndex()
+	if err != nil {
 		return 0, cluster.ErrNotLeader
 	}
 	return idx, nil

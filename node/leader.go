@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -71,6 +72,29 @@ func (n *Node) confirmApplied() {
 		return
 	}
 	n.readyTerm.Store(term)
+}
+
+// leaderReadIndex returns the index a linearizable read must wait for:
+// the commit index, read only once this leader has committed an entry of
+// its own term (before that, raft's commit index can trail writes the
+// previous leader acknowledged), then confirmed by a quorum still
+// following this leader in the same term.
+func (n *Node) leaderReadIndex() (uint64, error) {
+	term := n.raft.CurrentTerm()
+	if n.readyTerm.Load() != term {
+		n.confirmApplied()
+		if n.readyTerm.Load() != term {
+			return 0, errors.New("the new leader has not yet committed an entry of its term")
+		}
+	}
+	idx := n.raft.CommitIndex()
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return 0, err
+	}
+	if n.raft.CurrentTerm() != term {
+		return 0, errors.New("the term changed during the read")
+	}
+	return idx, nil
 }
 
 func (n *Node) enableLogV2() {

@@ -64,8 +64,8 @@ func (n *Node) readBarrier(ctx context.Context, c restarea.Consistency) error {
 	}
 	var index uint64
 	if n.IsLeader() {
-		index = n.raft.CommitIndex()
-		if err := n.raft.VerifyLeader().Error(); err != nil {
+		var err error
+		if index, err = n.leaderReadIndex(); err != nil {
 			return unavailable("leadership could not be confirmed for a strong read: %v", err)
 		}
 	} else {
