@@ -183,6 +183,10 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	applied := f.applied.Load()
 	last := applied
 	format := f.LogFormat()
+	if f.db == nil {
+		f.log.Error("fsm: no state file to apply to (a snapshot restore failed), stopping")
+		panic("fsm: apply batch: no state file (a snapshot restore failed)")
+	}
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		for i, l := range logs {
 			if l.Index <= applied {
@@ -351,9 +355,18 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		if err := f.db.Close(); err != nil {
 			return fmt.Errorf("fsm: restore: close: %w", err)
 		}
+		// Never leave a closed handle behind: reads would fail and the
+		// next apply would halt on it. Until the new file opens there is
+		// no state (reads say so; an apply halts the node, whose restart
+		// restores the snapshot again, see node.stateBehindSnapshot).
+		f.db = nil
 	}
 	if err := os.Rename(tmp, f.path); err != nil {
-		return fmt.Errorf("fsm: restore: %w", err)
+		os.Remove(tmp)
+		if rerr := f.open(); rerr != nil {
+			return fmt.Errorf("fsm: restore: %w (and reopening the previous state: %v)", err, rerr)
+		}
+		return fmt.Errorf("fsm: restore: %w (the previous state is kept)", err)
 	}
 	if err := syncDir(filepath.Dir(f.path)); err != nil {
 		return fmt.Errorf("fsm: restore: %w", err)

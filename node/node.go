@@ -175,9 +175,17 @@ func (n *Node) open() error {
 	rc.CommitTimeout = 5 * time.Millisecond
 	// The state file records its applied index in the same transaction as
 	// the changes, and the FSM skips entries at or below it, so restoring
-	// the last snapshot on start would only redo work — unless the file
-	// was torn by a machine crash and started over empty.
-	rc.NoSnapshotRestoreOnStart = !n.fsm.Rebuilt()
+	// the last snapshot on start would only redo work — unless the file is
+	// behind that snapshot. Raft resumes applying after the snapshot's
+	// index whether or not it restores it, so a file behind it (torn by a
+	// machine crash and started over empty, or left behind by a snapshot
+	// install the process did not live to finish) would silently miss the
+	// entries in between.
+	behind, err := stateBehindSnapshot(n.fsm, snaps)
+	if err != nil {
+		return err
+	}
+	rc.NoSnapshotRestoreOnStart = !n.fsm.Rebuilt() && !behind
 	// Let the leader gather concurrent proposals into one log append.
 	rc.BatchApplyCh = true
 
@@ -201,6 +209,16 @@ func (n *Node) open() error {
 	}
 	n.met.watchRaft(n)
 	return nil
+}
+
+// stateBehindSnapshot reports whether the newest snapshot raft holds is
+// past what the state file has applied.
+func stateBehindSnapshot(f *fsm.FSM, snaps raft.SnapshotStore) (bool, error) {
+	metas, err := snaps.List()
+	if err != nil {
+		return false, fmt.Errorf("snapshot store: %w", err)
+	}
+	return len(metas) > 0 && metas[0].Index > f.AppliedIndex(), nil
 }
 
 // bootstrap starts a new cluster with servers, once.

@@ -1,0 +1,90 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/node"
+	"github.com/restarea/restarea/node/nodetest"
+)
+
+// A follower that dies while it installs a snapshot from the leader keeps
+// the snapshot (raft stores it before the state machine restores it) but
+// not the restored state file. Raft resumes applying after the snapshot's
+// index either way, so on restart the node must restore that snapshot
+// rather than trust its older state file, or it would silently miss every
+// entry in between.
+func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
+	snappy := func(c *node.Config) {
+		fastFailover(c)
+		c.SnapshotThreshold = 20
+		c.SnapshotInterval = 100 * time.Millisecond
+		c.TrailingLogs = 5
+	}
+	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(snappy))
+	leader := nodetest.Leader(t, nodes)
+	var lagger *node.Node
+	for _, n := range nodes {
+		if n != leader {
+			lagger = n
+			break
+		}
+	}
+	dir := lagger.DataDir()
+	state := filepath.Join(dir, "state.db")
+	lagger.Close()
+	before, err := os.ReadFile(state) // the state file as it was before the install
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	for i := range n {
+		postRetry(t, leader, question(fmt.Sprintf("while away %d", i)))
+	}
+	time.Sleep(500 * time.Millisecond) // the leader snapshots and compacts past the lagger
+
+	restart := func() *node.Node {
+		return nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
+			snappy(c)
+			c.ClusterSecret = nodetest.Secret
+			c.JoinURLs = []string{leader.URL()}
+		})))
+	}
+	r := restart()
+	waitThreads(t, r, n)
+	if snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json")); len(snaps) == 0 {
+		t.Fatal("the lagging node caught up without a snapshot install; the test needs one")
+	}
+	r.Kill()
+	// The install "did not finish": the snapshot is kept, the state file is
+	// the one from before it.
+	if err := os.WriteFile(state, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last := postRetry(t, leader, question("after the interrupted install"))
+	r = restart()
+	waitHas(t, []*node.Node{r}, last.Entry.ID)
+	waitThreads(t, r, n+1)
+}
+
+// waitThreads waits until n holds want public questions in its own state.
+func waitThreads(t *testing.T, n *node.Node, want int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	got := -1
+	for time.Now().Before(deadline) {
+		page, err := n.ListThreads(context.Background(), restarea.ListOptions{Limit: 200})
+		if err == nil {
+			if got = len(page.Threads); got == want {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s holds %d questions, want %d", n.ID(), got, want)
+}
