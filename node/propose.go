@@ -125,7 +125,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 	}
 	start := time.Now()
 	f := n.raft.Apply(data, timeout)
-	err = f.Error()
+	err = n.waitFuture(ctx, f, timeout)
 	n.met.applyLatency.Observe(time.Since(start).Seconds())
 	switch {
 	case err == nil:
@@ -141,6 +141,32 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 	}
 	return res, nil
 }
+
+// waitFuture waits for an applied command's outcome, at most timeout.
+// Raft's own timeout only bounds handing the command to raft; a leader
+// that cannot commit (a stalled disk) but keeps its leadership would
+// otherwise hold the request forever. Giving up is an unknown outcome,
+// which the client resolves by retrying with the same request_id.
+func (n *Node) waitFuture(ctx context.Context, f raft.ApplyFuture, timeout time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }() // ends when raft settles the future (at the latest when it shuts down)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errApplyTimeout
+	case <-ctx.Done():
+		return errApplyTimeout
+	case <-n.stop:
+		return raft.ErrRaftShutdown
+	}
+}
+
+// errApplyTimeout: the command was handed to raft, but its outcome did not
+// come in time.
+var errApplyTimeout = errors.New("no outcome from raft in time")
 
 // forward sends cmd to the leader. A single node is always its own leader;
 // forwarding between nodes is provided by the cluster channel.
