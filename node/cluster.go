@@ -114,7 +114,7 @@ func (n *Node) readIndexFromLeader(ctx context.Context) (uint64, error) {
 	if errors.Is(err, cluster.ErrNotApplied) {
 		return 0, unavailable("the leader changed during a strong read; retry")
 	}
-	return idx, err
+	return idx, n.peerRefused(err)
 }
 
 // ApplyLeader applies a forwarded command; only the leader does.

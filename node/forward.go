@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
 )
@@ -98,6 +99,8 @@ func (n *Node) sendBatch(batch []*forwardCall) {
 	finish := func(i int, res *fsm.Result, err error) {
 		if errors.Is(err, cluster.ErrNotApplied) {
 			err = errNotApplied
+		} else {
+			err = n.peerRefused(err)
 		}
 		batch[i].res, batch[i].err = res, err
 		close(batch[i].done)
@@ -138,6 +141,20 @@ func (n *Node) sendBatch(batch []*forwardCall) {
 			finish(i, outs[i].Result, outs[i].Err)
 		}
 	}
+}
+
+// peerRefused turns the leader's refusal of this node's own internal
+// request — a wrong cluster secret, clocks too far apart, a body over the
+// internal limit — into 503 unavailable. The client's request is not at
+// fault, and a 401 or 413 would tell it the wrong thing.
+func (n *Node) peerRefused(err error) error {
+	var e *restarea.Error
+	if !errors.As(err, &e) || e.Code == restarea.CodeUnavailable {
+		return err
+	}
+	n.log.Error("the leader refused an internal request from this node; check that every node has the same --cluster-secret and a synchronised clock",
+		"code", e.Code, "err", e.Message)
+	return unavailable("the leader refused this node's internal request (%s: %s); retry with the same request_id", e.Code, e.Message)
 }
 
 // forwardContext bounds one forward to the leader at addr: what the leader

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -50,5 +52,22 @@ func TestTakeBatchBounds(t *testing.T) {
 	}
 	if total != 8 {
 		t.Fatalf("took %d of 8 large posts", total)
+	}
+}
+
+func TestPeerRefusedIsUnavailable(t *testing.T) {
+	n := &Node{log: slog.New(slog.DiscardHandler)}
+	for _, code := range []restarea.Code{restarea.CodeUnauthorized, restarea.CodeForbidden, restarea.CodePayloadTooLarge, restarea.CodeInvalidRequest, restarea.CodeInternal} {
+		err := n.peerRefused(restarea.Errorf(code, "refused"))
+		var e *restarea.Error
+		if !errors.As(err, &e) || e.Code != restarea.CodeUnavailable || e.RetryAfter <= 0 {
+			t.Errorf("%s from the leader became %v, want unavailable with a retry delay", code, err)
+		}
+	}
+	keep := []error{nil, errNotApplied, restarea.Errorf(restarea.CodeUnavailable, "no answer")}
+	for _, err := range keep {
+		if got := n.peerRefused(err); got != err {
+			t.Errorf("%v became %v", err, got)
+		}
 	}
 }
