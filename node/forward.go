@@ -26,19 +26,30 @@ type forwardQueue struct {
 }
 
 type forwardCall struct {
+	ctx  context.Context // the caller's: once it ends, nobody waits for the outcome
 	cmd  *fsm.Command
 	res  *fsm.Result
 	err  error
 	done chan struct{}
 }
 
+// maxForwardPending bounds the writes a follower holds for the leader. A
+// leader slower than the load would otherwise let the queue, and the
+// follower's memory, grow without end; past it a write is refused at once
+// (it was never sent, so nothing was applied) and the client retries.
+const maxForwardPending = 4096
+
 // forwardBatched sends cmd to the leader in the next batch and waits for
 // its own outcome. A caller that gives up first gets an unknown outcome
 // (the command may still be applied; propose's resend is idempotent).
 func (n *Node) forwardBatched(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
-	c := &forwardCall{cmd: cmd, done: make(chan struct{})}
+	c := &forwardCall{ctx: ctx, cmd: cmd, done: make(chan struct{})}
 	q := &n.fwd
 	q.mu.Lock()
+	if len(q.pending) >= maxForwardPending {
+		q.mu.Unlock()
+		return nil, unavailable("this node has too many writes waiting for the leader; retry with the same request_id")
+	}
 	q.pending = append(q.pending, c)
 	start := q.senders < forwardSenders
 	if start {
@@ -63,6 +74,7 @@ func (n *Node) sendForwards() {
 	q := &n.fwd
 	for {
 		q.mu.Lock()
+		dropAbandoned(&q.pending)
 		batch := takeBatch(&q.pending)
 		if len(batch) == 0 {
 			q.senders--
@@ -72,6 +84,25 @@ func (n *Node) sendForwards() {
 		q.mu.Unlock()
 		n.sendBatch(batch)
 	}
+}
+
+// dropAbandoned removes the calls whose caller has given up (it already
+// answered "outcome unknown"): sending them would spend the leader's time
+// and the client's rate limit on work nobody waits for. Never sent, they
+// were certainly not applied.
+func dropAbandoned(pending *[]*forwardCall) {
+	p := *pending
+	kept := p[:0]
+	for _, c := range p {
+		if c.ctx != nil && c.ctx.Err() != nil {
+			c.err = errNotApplied
+			close(c.done)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(p[len(kept):])
+	*pending = kept
 }
 
 // takeBatch removes from the front of *pending what one batch may carry:

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -69,5 +70,41 @@ func TestPeerRefusedIsUnavailable(t *testing.T) {
 		if got := n.peerRefused(err); got != err {
 			t.Errorf("%v became %v", err, got)
 		}
+	}
+}
+
+func TestForwardQueueDropsAbandonedAndIsBounded(t *testing.T) {
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	call := func(ctx context.Context) *forwardCall {
+		return &forwardCall{ctx: ctx, cmd: &fsm.Command{Op: fsm.OpPost}, done: make(chan struct{})}
+	}
+	live1, dead, live2 := call(context.Background()), call(gone), call(context.Background())
+	pending := []*forwardCall{live1, dead, live2}
+	dropAbandoned(&pending)
+	if len(pending) != 2 || pending[0] != live1 || pending[1] != live2 {
+		t.Fatalf("after dropping: %d calls left, want the two live ones in order", len(pending))
+	}
+	select {
+	case <-dead.done:
+		if !errors.Is(dead.err, errNotApplied) {
+			t.Fatalf("abandoned call: %v, want errNotApplied", dead.err)
+		}
+	default:
+		t.Fatal("abandoned call not finished")
+	}
+
+	// Senders busy and the queue full: a new write is refused at once.
+	n := &Node{stop: make(chan struct{})}
+	n.fwd.senders = forwardSenders
+	for range maxForwardPending {
+		n.fwd.pending = append(n.fwd.pending, call(context.Background()))
+	}
+	_, err := n.forwardBatched(context.Background(), &fsm.Command{Op: fsm.OpPost})
+	if restarea.ErrorCode(err) != restarea.CodeUnavailable {
+		t.Fatalf("write past a full queue: %v, want unavailable", err)
+	}
+	if len(n.fwd.pending) != maxForwardPending {
+		t.Fatalf("queue grew to %d", len(n.fwd.pending))
 	}
 }
