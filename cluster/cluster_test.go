@@ -36,6 +36,52 @@ func fastFailover(c *node.Config) {
 	c.ApplyTimeout = 5 * time.Second
 }
 
+// snapshotOften makes nodes snapshot and compact their logs after a few
+// entries, so a node that falls behind is caught up by a snapshot install.
+func snapshotOften(c *node.Config) {
+	fastFailover(c)
+	c.SnapshotThreshold = 20
+	c.SnapshotInterval = 100 * time.Millisecond
+	c.TrailingLogs = 5
+}
+
+// others returns nodes without n.
+func others(nodes []*node.Node, n *node.Node) []*node.Node {
+	var out []*node.Node
+	for _, m := range nodes {
+		if m != n {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitNewLeader waits up to 10s for one of nodes to be the leader.
+func waitNewLeader(t *testing.T, nodes []*node.Node) *node.Node {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range nodes {
+			if n.IsLeader() {
+				return n
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no new leader within 10s")
+	return nil
+}
+
+// rejoin restarts a node on its data directory, joining through leader.
+func rejoin(t *testing.T, dir string, leader *node.Node, opts func(*node.Config)) *node.Node {
+	t.Helper()
+	return nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
+		opts(c)
+		c.ClusterSecret = nodetest.Secret
+		c.JoinURLs = []string{leader.URL()}
+	})))
+}
+
 // postRetry posts like a careful client: 503 answers are retried with the
 // same request, a bounded number of times.
 func postRetry(t *testing.T, n *node.Node, req restarea.PostRequest) restarea.PostResult {
@@ -237,12 +283,7 @@ func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
 func TestLeaderKilledMidLoad(t *testing.T) {
 	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
 	leader := nodetest.Leader(t, nodes)
-	var survivors []*node.Node
-	for _, n := range nodes {
-		if n != leader {
-			survivors = append(survivors, n)
-		}
-	}
+	survivors := others(nodes, leader)
 	var mu sync.Mutex
 	acked := map[string]string{}
 	stop := make(chan struct{})
@@ -279,18 +320,7 @@ func TestLeaderKilledMidLoad(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	leader.Kill()
-	var newLeader *node.Node
-	for newLeader == nil && time.Since(killed) < 10*time.Second {
-		for _, n := range survivors {
-			if n.IsLeader() {
-				newLeader = n
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if newLeader == nil {
-		t.Fatal("no new leader within 10s")
-	}
+	newLeader := waitNewLeader(t, survivors)
 	t.Logf("new leader %s after %v", newLeader.ID(), time.Since(killed).Round(time.Millisecond))
 	mu.Lock()
 	before := len(acked)
@@ -389,20 +419,9 @@ func TestMinorityPartitionUnavailableThenCatchesUp(t *testing.T) {
 // A node restarted on its data dir (on a new address) catches up; one that
 // fell behind further than the trailing logs is caught up by a snapshot.
 func TestRestartedNodeCatchesUpBySnapshot(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(func(c *node.Config) {
-		fastFailover(c)
-		c.SnapshotThreshold = 20
-		c.SnapshotInterval = 100 * time.Millisecond
-		c.TrailingLogs = 5
-	}))
+	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(snapshotOften))
 	leader := nodetest.Leader(t, nodes)
-	var lagger *node.Node
-	for _, n := range nodes {
-		if n != leader {
-			lagger = n
-			break
-		}
-	}
+	lagger := others(nodes, leader)[0]
 	dir := lagger.DataDir()
 	lagger.Close()
 	var last restarea.PostResult
@@ -411,11 +430,7 @@ func TestRestartedNodeCatchesUpBySnapshot(t *testing.T) {
 	}
 	// Let the leader snapshot and compact past what the lagger has.
 	time.Sleep(500 * time.Millisecond)
-	restarted := nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
-		fastFailover(c)
-		c.ClusterSecret = nodetest.Secret
-		c.JoinURLs = []string{leader.URL()}
-	})))
+	restarted := rejoin(t, dir, leader, fastFailover)
 	waitHas(t, []*node.Node{restarted}, last.Entry.ID)
 	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
 	if len(snaps) == 0 {

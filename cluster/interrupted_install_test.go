@@ -20,21 +20,9 @@ import (
 // rather than trust its older state file, or it would silently miss every
 // entry in between.
 func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
-	snappy := func(c *node.Config) {
-		fastFailover(c)
-		c.SnapshotThreshold = 20
-		c.SnapshotInterval = 100 * time.Millisecond
-		c.TrailingLogs = 5
-	}
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(snappy))
+	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(snapshotOften))
 	leader := nodetest.Leader(t, nodes)
-	var lagger *node.Node
-	for _, n := range nodes {
-		if n != leader {
-			lagger = n
-			break
-		}
-	}
+	lagger := others(nodes, leader)[0]
 	dir := lagger.DataDir()
 	state := filepath.Join(dir, "state.db")
 	lagger.Close()
@@ -48,14 +36,7 @@ func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the leader snapshots and compacts past the lagger
 
-	restart := func() *node.Node {
-		return nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
-			snappy(c)
-			c.ClusterSecret = nodetest.Secret
-			c.JoinURLs = []string{leader.URL()}
-		})))
-	}
-	r := restart()
+	r := rejoin(t, dir, leader, snapshotOften)
 	waitThreads(t, r, n)
 	if snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json")); len(snaps) == 0 {
 		t.Fatal("the lagging node caught up without a snapshot install; the test needs one")
@@ -67,7 +48,7 @@ func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := postRetry(t, leader, question("after the interrupted install"))
-	r = restart()
+	r = rejoin(t, dir, leader, snapshotOften)
 	waitHas(t, []*node.Node{r}, last.Entry.ID)
 	waitThreads(t, r, n+1)
 }

@@ -19,36 +19,13 @@ func TestStrongReadRightAfterFailoverSeesAcknowledgedWrite(t *testing.T) {
 	for round := range 3 {
 		nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
 		leader := nodetest.Leader(t, nodes)
-		var survivors []*node.Node
-		for _, n := range nodes {
-			if n != leader {
-				survivors = append(survivors, n)
-			}
-		}
+		survivors := others(nodes, leader)
 		res := postRetry(t, leader, question("acknowledged just before the leader died"))
 		leader.Kill()
-
-		var newLeader *node.Node
-		deadline := time.Now().Add(10 * time.Second)
-		for newLeader == nil {
-			for _, n := range survivors {
-				if n.IsLeader() {
-					newLeader = n
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no new leader within 10s")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		newLeader := waitNewLeader(t, survivors)
 		// The new leader first, then the follower, whose read index comes
 		// from the new leader.
-		order := []*node.Node{newLeader}
-		for _, n := range survivors {
-			if n != newLeader {
-				order = append(order, n)
-			}
-		}
+		order := append([]*node.Node{newLeader}, others(survivors, newLeader)...)
 		for _, n := range order {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			var err error
