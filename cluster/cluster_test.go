@@ -56,22 +56,6 @@ func others(nodes []*node.Node, n *node.Node) []*node.Node {
 	return out
 }
 
-// waitNewLeader waits up to 10s for one of nodes to be the leader.
-func waitNewLeader(t *testing.T, nodes []*node.Node) *node.Node {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, n := range nodes {
-			if n.IsLeader() {
-				return n
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("no new leader within 10s")
-	return nil
-}
-
 // rejoin restarts a node on its data directory, joining through leader.
 func rejoin(t *testing.T, dir string, leader *node.Node, opts func(*node.Config)) *node.Node {
 	t.Helper()
@@ -320,7 +304,7 @@ func TestLeaderKilledMidLoad(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	leader.Kill()
-	newLeader := waitNewLeader(t, survivors)
+	newLeader := nodetest.Leader(t, survivors)
 	t.Logf("new leader %s after %v", newLeader.ID(), time.Since(killed).Round(time.Millisecond))
 	mu.Lock()
 	before := len(acked)

@@ -22,7 +22,7 @@ func TestStrongReadRightAfterFailoverSeesAcknowledgedWrite(t *testing.T) {
 		survivors := others(nodes, leader)
 		res := postRetry(t, leader, question("acknowledged just before the leader died"))
 		leader.Kill()
-		newLeader := waitNewLeader(t, survivors)
+		newLeader := nodetest.Leader(t, survivors)
 		// The new leader first, then the follower, whose read index comes
 		// from the new leader.
 		order := append([]*node.Node{newLeader}, others(survivors, newLeader)...)

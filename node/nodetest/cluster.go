@@ -61,7 +61,7 @@ func Leader(t testing.TB, nodes []*node.Node) *node.Node {
 				return n
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond) // cheap, and tests of a failover look at its first moments
 	}
 	t.Fatalf("no leader among %d nodes", len(nodes))
 	return nil
