@@ -127,17 +127,21 @@ func takeBatch(pending *[]*forwardCall) []*forwardCall {
 
 // sendBatch forwards one batch and hands every caller its outcome.
 func (n *Node) sendBatch(batch []*forwardCall) {
-	finish := func(i int, res *fsm.Result, err error) {
+	// The error is mapped here, once for the whole batch when it failed
+	// as a whole (peerRefused logs).
+	mapErr := func(err error) error {
 		if errors.Is(err, cluster.ErrNotApplied) {
-			err = errNotApplied
-		} else {
-			err = n.peerRefused(err)
+			return errNotApplied
 		}
+		return n.peerRefused(err)
+	}
+	finish := func(i int, res *fsm.Result, err error) {
 		batch[i].res, batch[i].err = res, err
 		close(batch[i].done)
 	}
 	addr, err := n.leaderAddr()
 	if err != nil {
+		err = mapErr(err)
 		for i := range batch {
 			finish(i, nil, err)
 		}
@@ -159,18 +163,21 @@ func (n *Node) sendBatch(batch []*forwardCall) {
 			go func() {
 				defer wg.Done()
 				res, err := n.peers.Apply(ctx, addr, c.cmd)
-				finish(i, res, err)
+				finish(i, res, mapErr(err))
 			}()
 		}
 		wg.Wait()
 		return
 	}
-	for i := range batch {
-		if err != nil {
+	if err != nil {
+		err = mapErr(err)
+		for i := range batch {
 			finish(i, nil, err)
-		} else {
-			finish(i, outs[i].Result, outs[i].Err)
 		}
+		return
+	}
+	for i := range batch {
+		finish(i, outs[i].Result, mapErr(outs[i].Err))
 	}
 }
 
