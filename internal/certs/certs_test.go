@@ -234,3 +234,23 @@ func TestLoadCAChecks(t *testing.T) {
 		t.Fatalf("junk key: %v", err)
 	}
 }
+
+// During a CA rollover ca.pem holds both CAs: serve accepts a node
+// certificate from either, so nodes can move to the new CA one at a time.
+func TestCABundle(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	newCA(t, dirA)
+	caB := newCA(t, dirB)
+	a, _ := os.ReadFile(filepath.Join(dirA, certs.CACertFile))
+	b, _ := os.ReadFile(filepath.Join(dirB, certs.CACertFile))
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(bundle, append(a, b...), 0o644)
+	n, _ := caB.Issue(certs.NodeRequest{Name: "n", Hosts: []string{"127.0.0.1"}, Lifetime: time.Hour})
+	files, err := n.Save(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transport.LoadTLS(files.Cert, files.Key, bundle); err != nil {
+		t.Fatalf("LoadTLS with a two-CA bundle: %v", err)
+	}
+}
