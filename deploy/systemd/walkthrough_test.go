@@ -96,9 +96,10 @@ func getJSON(url string, out any) (int, error) {
 func postQuestion(url, title string) (string, error) {
 	body := fmt.Sprintf(`{"request_id":%q,"type":"question","title":%q,"body":"b","actor":{"name":"systemd-test"},"submission_mode":"autonomous"}`,
 		newRequestID(), title)
-	c := http.Client{Timeout: 15 * time.Second}
+	// Bounded: 30 s in all, enough for an election and a few 503s.
+	c := http.Client{Timeout: 5 * time.Second}
 	var lastErr error
-	for range 40 {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		r, err := c.Post(url+"/api/v1/entries", "application/json", strings.NewReader(body))
 		if err != nil {
 			lastErr = err
