@@ -43,12 +43,14 @@ func post(t *testing.T, n *node.Node, title string) string {
 		Actor: restarea.Actor{Name: "certs-test"}, SubmissionMode: restarea.ModeAutonomous}
 	meta := restarea.PostMeta{Source: "203.0.113.7", Channel: restarea.ChannelHTTP}
 	var err error
-	for range 50 {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		var res restarea.PostResult
-		if res, err = n.Post(context.Background(), req, meta); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err = n.Post(ctx, req, meta)
+		cancel()
+		if err == nil {
 			return res.Entry.ID
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("post through %s: %v", n.ID(), err)
 	return ""
