@@ -32,6 +32,16 @@ type raftLogger struct {
 
 var _ hclog.Logger = (*raftLogger)(nil)
 
+// raftLog returns the logger raft writes through: the node's logger, or
+// JSON lines of the same shape on Config.RaftLogOutput when it is set.
+func (n *Node) raftLog() hclog.Logger {
+	sl := n.log
+	if out := n.cfg.RaftLogOutput; out != nil {
+		sl = slog.New(slog.NewJSONHandler(out, nil))
+	}
+	return newRaftLogger(sl, "raft")
+}
+
 // newRaftLogger returns raft's logger over sl, named name, passing Info
 // and above (the slog handler may drop more).
 func newRaftLogger(sl *slog.Logger, name string) *raftLogger {
@@ -94,12 +104,23 @@ func attrs(args []any) []slog.Attr {
 	return out
 }
 
+// value turns an hclog value into what slog should write: hclog.Fmt
+// values formatted, Stringers (raft passes itself, whose fields are
+// unexported) as their string; errors slog writes as their text already.
 func value(v any) any {
-	if f, ok := v.(hclog.Format); ok && len(f) > 0 {
-		if format, ok := f[0].(string); ok {
-			return fmt.Sprintf(format, f[1:]...)
+	switch v := v.(type) {
+	case hclog.Format:
+		if len(v) == 0 {
+			return ""
 		}
-		return fmt.Sprint(f...)
+		if format, ok := v[0].(string); ok {
+			return fmt.Sprintf(format, v[1:]...)
+		}
+		return fmt.Sprint(v...)
+	case error:
+		return v
+	case fmt.Stringer:
+		return v.String()
 	}
 	return v
 }
