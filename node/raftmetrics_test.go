@@ -59,7 +59,7 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 		`restarea_snapshots_total{outcome="failed"} 0`,
 		"restarea_data_dir_free_bytes ",
 		"restarea_data_dir_size_bytes ",
-		"restarea_raft_last_contact_seconds 0",
+		"\nrestarea_raft_last_contact_seconds 0\n",
 	}
 	for _, f := range nodes {
 		if f != leader {
