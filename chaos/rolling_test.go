@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/localcluster"
 )
 
@@ -163,5 +164,17 @@ func TestCheckRolling(t *testing.T) {
 	restarts[0].Error = "did not exit"
 	if vs := checkRolling(nil, restarts); len(vs) != 1 || vs[0].Kind != VRestartFailed {
 		t.Errorf("failed restart: %+v", vs)
+	}
+}
+
+// The in-process target restarts gracefully too (node.Close, which hands
+// leadership over, then a start on the same data directory).
+func TestRollingRestartInProcess(t *testing.T) {
+	rep := runInProcess(t, fsm.NoFault, Config{Workers: 4, Duration: time.Second, Seed: 2, RollingRestart: true})
+	for _, v := range rep.Violations {
+		t.Errorf("violation: %+v", v)
+	}
+	if len(rep.Faults) != 3 || rep.Acknowledged < 10 || rep.Linearizable != "yes" {
+		t.Errorf("%d restarts, %d acknowledged, linearizable %s", len(rep.Faults), rep.Acknowledged, rep.Linearizable)
 	}
 }
