@@ -52,8 +52,9 @@ type Compose struct {
 }
 
 var (
-	_ Target      = (*Compose)(nil)
-	_ FaultDriver = (*Compose)(nil)
+	_ Target            = (*Compose)(nil)
+	_ FaultDriver       = (*Compose)(nil)
+	_ GracefulRestarter = (*Compose)(nil)
 )
 
 // NewCompose finds the containers of the project's node services.
@@ -83,7 +84,12 @@ func NewCompose(ctx context.Context, opts ComposeOptions) (*Compose, error) {
 
 // docker runs one docker command and returns its standard output.
 func docker(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, dockerTimeout)
+	return dockerWithin(ctx, dockerTimeout, args...)
+}
+
+// dockerWithin runs one docker command bounded by timeout.
+func dockerWithin(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, "docker", args...)
@@ -121,6 +127,14 @@ func (c *Compose) Kill(ctx context.Context, i int) error {
 // restart policy already brought the container back).
 func (c *Compose) Restart(ctx context.Context, i int) error {
 	_, err := docker(ctx, "start", c.containers[i])
+	return err
+}
+
+// RestartGracefully implements GracefulRestarter with docker restart:
+// SIGTERM to the node (PID 1 in its container), SIGKILL only if it has
+// not exited within stopTimeout, then start on the same volume.
+func (c *Compose) RestartGracefully(ctx context.Context, i int) error {
+	_, err := dockerWithin(ctx, stopTimeout+dockerTimeout, "restart", "--time", fmt.Sprint(int(stopTimeout.Seconds())), c.containers[i])
 	return err
 }
 

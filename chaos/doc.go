@@ -8,6 +8,12 @@
 // a 409 never changes what is stored, and the whole history is
 // linearizable for a map of request_id → entry (checked with porcupine).
 //
+// With Config.RollingRestart the random faults give way to rolling
+// restarts: each node in turn is stopped with SIGTERM and started again,
+// its /readyz awaited before the next, and the check adds that clients
+// saw only answers, 503s and timeouts. Every report gives the longest
+// write unavailability: the longest time without a successful post.
+//
 // The same run drives four kinds of Target: an in-process cluster (for
 // go test), local node processes (restarea chaos --local N), the docker
 // compose cluster (--compose) and any cluster given by URL (--nodes).

@@ -45,8 +45,9 @@ type InProcess struct {
 }
 
 var (
-	_ Target      = (*InProcess)(nil)
-	_ FaultDriver = (*InProcess)(nil)
+	_ Target            = (*InProcess)(nil)
+	_ FaultDriver       = (*InProcess)(nil)
+	_ GracefulRestarter = (*InProcess)(nil)
 )
 
 // StartInProcess starts the nodes (the first bootstraps, the others
@@ -188,6 +189,21 @@ func (ip *InProcess) Restart(ctx context.Context, i int) error {
 		}
 	}
 	return fmt.Errorf("restart node %d: %w", i, err)
+}
+
+// RestartGracefully implements GracefulRestarter: node.Close (which hands
+// leadership over), then Restart.
+func (ip *InProcess) RestartGracefully(ctx context.Context, i int) error {
+	ip.mu.Lock()
+	n := ip.nodes[i]
+	ip.nodes[i] = nil
+	ip.mu.Unlock()
+	if n != nil {
+		if err := n.Close(); err != nil {
+			return fmt.Errorf("close node %d: %w", i, err)
+		}
+	}
+	return ip.Restart(ctx, i)
 }
 
 // Pause is not possible in process.

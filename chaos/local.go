@@ -20,8 +20,9 @@ type Local struct {
 }
 
 var (
-	_ Target      = (*Local)(nil)
-	_ FaultDriver = (*Local)(nil)
+	_ Target            = (*Local)(nil)
+	_ FaultDriver       = (*Local)(nil)
+	_ GracefulRestarter = (*Local)(nil)
 )
 
 // NewLocal wraps a running local cluster; Close closes it.
@@ -59,6 +60,15 @@ func (l *Local) Restart(_ context.Context, i int) error {
 	}
 	return l.c.Restart(i)
 }
+
+// RestartGracefully implements GracefulRestarter: SIGTERM, wait for the
+// exit, start again on the same data directory and addresses.
+func (l *Local) RestartGracefully(_ context.Context, i int) error {
+	return l.c.RestartGracefully(i, stopTimeout)
+}
+
+// Cluster returns the local cluster (its nodes' log files, for tests).
+func (l *Local) Cluster() *localcluster.Cluster { return l.c }
 
 // Pause implements FaultDriver with SIGSTOP.
 func (l *Local) Pause(_ context.Context, i int) error { return l.c.Pause(i) }

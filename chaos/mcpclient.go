@@ -71,7 +71,12 @@ func (p *mcpPool) call(ctx context.Context, node int, tool string, args map[stri
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		p.drop(node, cs)
+		// A call the client abandoned leaves the session sound; dropping
+		// it would fail the other calls in flight on it ("client is
+		// closing"), which no server did.
+		if ctx.Err() == nil {
+			p.drop(node, cs)
+		}
 		return 0, envelope{}, err
 	}
 	b, _ := json.Marshal(res.StructuredContent)

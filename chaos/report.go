@@ -35,6 +35,11 @@ type Report struct {
 	PostP99Ms float64 `json:"post_latency_p99_ms"`
 	ReadP50Ms float64 `json:"read_latency_p50_ms"`
 	ReadP99Ms float64 `json:"read_latency_p99_ms"`
+	// WriteUnavailableMs is the longest time during which no post
+	// succeeded, as the clients saw it; WriteUnavailableAt is when that
+	// gap began, from the start of the run.
+	WriteUnavailableMs float64 `json:"write_unavailable_ms"`
+	WriteUnavailableAt string  `json:"write_unavailable_at"`
 	// Linearizable is "yes", "no", or "unknown" when porcupine ran out of
 	// time on some request_id.
 	Linearizable string      `json:"linearizable"`
@@ -73,6 +78,9 @@ func (r *Report) tally(ops []Op) {
 	}
 	r.PostP50Ms, r.PostP99Ms = percentile(postLat, 50), percentile(postLat, 99)
 	r.ReadP50Ms, r.ReadP99Ms = percentile(readLat, 50), percentile(readLat, 99)
+	gap, at := writeGap(ops)
+	r.WriteUnavailableMs = float64(gap.Microseconds()) / 1000
+	r.WriteUnavailableAt = at.Round(time.Millisecond).String()
 }
 
 func percentile(ds []time.Duration, p int) float64 {
@@ -119,6 +127,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "latency post\tp50 %.1fms  p99 %.1fms\n", r.PostP50Ms, r.PostP99Ms)
 	fmt.Fprintf(tw, "latency read\tp50 %.1fms  p99 %.1fms\n", r.ReadP50Ms, r.ReadP99Ms)
+	fmt.Fprintf(tw, "write unavailability\tlongest %.0fms without a successful post (from %s)\n", r.WriteUnavailableMs, r.WriteUnavailableAt)
 	kinds := map[string]int{}
 	for _, f := range r.Faults {
 		kinds[f.Kind]++
@@ -169,4 +178,33 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// writeGap returns the longest time during which no post succeeded (a
+// 201, or a 200 confirming a retried post), as the clients saw it: the
+// longest span between the answers of two successive successful posts,
+// counting from the first call of the run and up to the last call that
+// started (so that writes that never came back count to the end). It
+// also returns when the gap began.
+func writeGap(ops []Op) (gap, at time.Duration) {
+	if len(ops) == 0 {
+		return 0, 0
+	}
+	first, last := ops[0].CallNs, ops[0].CallNs
+	var ok []int64
+	for _, op := range ops {
+		first, last = min(first, op.CallNs), max(last, op.CallNs)
+		if op.Kind == OpPost && (op.Outcome == OutcomeCreated || op.Outcome == OutcomeReplayed) {
+			ok = append(ok, op.ReturnNs)
+		}
+	}
+	sort.Slice(ok, func(i, j int) bool { return ok[i] < ok[j] })
+	prev := first
+	for _, t := range append(ok, last) {
+		if d := time.Duration(t - prev); d > gap {
+			gap, at = d, time.Duration(prev)
+		}
+		prev = max(prev, t)
+	}
+	return gap, at
 }

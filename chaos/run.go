@@ -32,6 +32,14 @@ type Config struct {
 	// NoFaults runs the workload without faults even when the target has
 	// a driver.
 	NoFaults bool
+	// RollingRestart replaces the random faults by rolling restarts: every
+	// node in turn is restarted gracefully (SIGTERM, start on the same
+	// data) and its /readyz awaited before the next, in rounds until
+	// Duration has passed (at least one round, which the workload outlasts
+	// whatever Duration says). The check adds that calls saw only
+	// answers, 503s and timeouts. The target's driver must be a
+	// GracefulRestarter.
+	RollingRestart bool
 	// RaiseLimits sets generous per-source and site-wide limits through
 	// the admin API for the run, and restores the previous ones after,
 	// so that 429 answers stay rare.
@@ -132,7 +140,30 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	mon := newMonitor(hc, urls)
 	mon.observe(ctx)
 
-	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
+	var faults *faultRunner
+	driver := target.Faults()
+	if cfg.NoFaults {
+		driver = nil
+	}
+	var restarter GracefulRestarter
+	if cfg.RollingRestart {
+		g, ok := driver.(GracefulRestarter)
+		if !ok {
+			return nil, fmt.Errorf("chaos: %s cannot be restarted gracefully (a rolling restart needs --local, --compose or --fault-driver compose)", target.Name())
+		}
+		restarter = g
+	}
+
+	// The workload of a rolling restart runs until the last round is done,
+	// even past Duration, and a little after it, so that the last node's
+	// restart is measured under load too.
+	var runCtx context.Context
+	var stopRun context.CancelFunc
+	if restarter != nil {
+		runCtx, stopRun = context.WithCancel(ctx)
+	} else {
+		runCtx, stopRun = context.WithTimeout(ctx, cfg.Duration)
+	}
 	defer stopRun()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -140,12 +171,18 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	watchers.Add(1)
 	go func() { defer watchers.Done(); mon.run(watchCtx, 250*time.Millisecond) }()
 
-	var faults *faultRunner
-	driver := target.Faults()
-	if cfg.NoFaults {
-		driver = nil
-	}
-	if driver != nil {
+	var rollErr error
+	switch {
+	case restarter != nil:
+		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
+		faulting.Add(1)
+		go func() {
+			defer faulting.Done()
+			rollErr = faults.rolling(ctx, restarter, hc, urls, cfg.Duration)
+			sleep(ctx, rollingGap)
+			stopRun()
+		}()
+	case driver != nil:
 		events := Schedule(cfg.Seed, cfg.Duration, driver.Kinds(), len(urls))
 		log.Info("fault schedule", "faults", len(events), "seed", cfg.Seed)
 		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
@@ -163,7 +200,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	faulting.Wait()
 	stopWatch()
 	watchers.Wait()
-	if driver != nil {
+	if rollErr != nil {
+		log.Warn("rolling restart ended early", "err", rollErr)
+	}
+	if driver != nil && restarter == nil {
 		hctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
 		if err := driver.Heal(hctx); err != nil {
 			log.Warn("heal", "err", err)
@@ -217,6 +257,9 @@ func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist
 	vs = append(vs, checkState(reqs, states)...)
 	log.Info("reading acknowledged entries from every node", "entries", len(ack), "nodes", len(urls))
 	vs = append(vs, checkReadable(readAll(ctx, hc, urls, ack))...)
+	if cfg.RollingRestart {
+		vs = append(vs, checkRolling(ops, rep.Faults)...)
+	}
 
 	log.Info("checking linearizability", "operations", len(ops))
 	pops := PorcupineOps(ops)

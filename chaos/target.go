@@ -1,6 +1,9 @@
 package chaos
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Target is a cluster a chaos run drives. The workload and the checker
 // reach it only through its nodes' public HTTP API (REST, MCP, the
@@ -45,6 +48,20 @@ type FaultDriver interface {
 	// Heal removes every isolation.
 	Heal(ctx context.Context) error
 }
+
+// GracefulRestarter is a FaultDriver that can also restart a node the
+// way an operator does in a rolling restart: SIGTERM (the node hands
+// leadership over and finishes the requests in flight), wait for the
+// process to exit, start it again on the same data. RestartGracefully
+// returns once the node was started again; the caller waits for its
+// /readyz.
+type GracefulRestarter interface {
+	RestartGracefully(ctx context.Context, i int) error
+}
+
+// stopTimeout bounds a graceful stop: a node that has not exited by then
+// is killed and the restart reported as failed.
+const stopTimeout = 30 * time.Second
 
 // Fault classes a driver may support.
 const (

@@ -57,7 +57,9 @@ type Node struct {
 	httpAddr string
 	cmd      *exec.Cmd
 	exited   chan struct{}
-	paused   bool
+	// exitErr is how the process ended; read only after exited closed.
+	exitErr error
+	paused  bool
 }
 
 // Pid returns the node's process id, or 0 when it is not running.
@@ -212,7 +214,7 @@ func (c *Cluster) start(i int) error {
 		return fmt.Errorf("localcluster: start %s: %w", n.ID, err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	go func() { n.exitErr = cmd.Wait(); logf.Close(); close(exited) }()
 	c.mu.Lock()
 	n.cmd, n.exited, n.paused = cmd, exited, false
 	c.mu.Unlock()
@@ -256,6 +258,48 @@ func (c *Cluster) Kill(i int) error {
 // killing it if it still runs).
 func (c *Cluster) Restart(i int) error {
 	if err := c.Kill(i); err != nil {
+		return err
+	}
+	return c.start(i)
+}
+
+// Stop stops node i the way an operator does: SIGTERM, which makes
+// `restarea serve` hand leadership over, finish the requests in flight
+// and close its stores. If the process has not exited within timeout it
+// is killed, and Stop says so; a non-zero exit status is an error too.
+func (c *Cluster) Stop(i int, timeout time.Duration) error {
+	n := c.nodes[i]
+	if !c.Running(i) {
+		return nil
+	}
+	c.mu.Lock()
+	paused := n.paused
+	n.paused = false
+	c.mu.Unlock()
+	if paused {
+		n.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-n.exited:
+	case <-t.C:
+		c.Kill(i)
+		return fmt.Errorf("localcluster: %s did not exit within %s of SIGTERM and was killed (log %s)", n.ID, timeout, n.LogFile)
+	}
+	if n.exitErr != nil {
+		return fmt.Errorf("localcluster: %s exited after SIGTERM: %v (log %s)", n.ID, n.exitErr, n.LogFile)
+	}
+	return nil
+}
+
+// RestartGracefully stops node i with Stop and starts it again on its
+// data directory and addresses.
+func (c *Cluster) RestartGracefully(i int, timeout time.Duration) error {
+	if err := c.Stop(i, timeout); err != nil {
 		return err
 	}
 	return c.start(i)

@@ -341,10 +341,28 @@ func (n *Node) handOverLeadership() {
 		if err != nil {
 			n.log.Warn("leadership hand-over failed", "err", err)
 		} else {
-			n.log.Info("handed leadership over before stopping")
+			to := n.successor(n.cfg.ElectionTimeout)
+			n.log.Info("handed leadership over before stopping", "node_id", n.id, "new_leader", to, "term", n.raft.CurrentTerm())
 		}
 	case <-time.After(5 * time.Second):
 		n.log.Warn("leadership hand-over timed out")
+	}
+}
+
+// successor waits up to wait for the leader that took over to make
+// itself known (its first append, a heartbeat away), so the hand-over's
+// log line names it and the writes this node still forwards find it;
+// "" when it is not known by then.
+func (n *Node) successor(wait time.Duration) string {
+	deadline := time.Now().Add(wait)
+	for {
+		if _, id := n.raft.LeaderWithID(); id != "" && string(id) != n.id {
+			return string(id)
+		}
+		if time.Now().After(deadline) {
+			return ""
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

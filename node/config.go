@@ -89,8 +89,10 @@ type Config struct {
 	Now func() time.Time
 
 	Logger *slog.Logger
-	// RaftLogOutput receives hashicorp/raft's own log lines (warnings and
-	// errors); nil → stderr.
+	// RaftLogOutput, when set, receives hashicorp/raft's own log lines
+	// (Info and above) as JSON lines of the node's shape, with
+	// component=raft; nil → they go through Logger like the node's own
+	// (io.Discard silences them).
 	RaftLogOutput io.Writer
 	Version       string
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -39,7 +40,13 @@ func (n *Node) Handler() http.Handler {
 		Logger:         n.log,
 		Version:        n.cfg.Version,
 	}))
-	mux.Handle("/metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}))
+	// Raft's own series come from a sink this project does not define: a
+	// family it ever makes inconsistent is logged and left out, and the
+	// rest of the page is still served.
+	mux.Handle("/metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+	}))
 	mux.Handle("/", web.New(web.Config{Service: n, PublicURL: n.publicURL(), Logger: n.log}))
 	return mux
 }

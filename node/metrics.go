@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -18,7 +19,10 @@ type metrics struct {
 	batchSeconds prometheus.Histogram
 	forwardBatch prometheus.Histogram
 	expired      prometheus.Counter
+	snapshots    *prometheus.CounterVec
 	reg          *prometheus.Registry
+	// raftErr is why raft's own metrics are missing, if they are.
+	raftErr error
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -52,8 +56,17 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "restarea_expired_total",
 			Help: "Entries and tombstones removed by retention (on the leader that proposed it).",
 		}),
+		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "restarea_snapshots_total",
+			Help: "Raft snapshots written on this node (its own, and those a leader installed), by outcome: persisted or failed.",
+		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired,
+	if c, err := raftCollector(); err != nil {
+		m.raftErr = err
+	} else {
+		reg.MustRegister(c)
+	}
+	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -78,8 +91,13 @@ func (m *metrics) countPost(ch restarea.Channel, res restarea.PostResult, err er
 	m.posts.WithLabelValues(outcome, string(ch)).Inc()
 }
 
-// watchRaft exports raft's state and indexes, read when scraped.
+// watchRaft exports raft's state and indexes, the time since the leader
+// was last heard from and the data directory's disk space, read when
+// scraped.
 func (m *metrics) watchRaft(n *Node) {
+	if m.raftErr != nil {
+		n.log.Warn("raft's own metrics are not on /metrics", "err", m.raftErr)
+	}
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
@@ -100,5 +118,39 @@ func (m *metrics) watchRaft(n *Node) {
 			c, _ := n.fsm.Count()
 			return float64(c)
 		}),
+		gauge("restarea_raft_last_contact_seconds", "Seconds since this node last heard from a leader: 0 on the leader, +Inf before the first contact.", func() float64 {
+			if n.raft.State() == raft.Leader {
+				return 0
+			}
+			t := n.raft.LastContact()
+			if t.IsZero() {
+				return math.Inf(1)
+			}
+			return time.Since(t).Seconds()
+		}),
+		diskCollector{dir: n.cfg.DataDir,
+			free: prometheus.NewDesc("restarea_data_dir_free_bytes", "Bytes free to the node on the file system of its data directory.", nil, nil),
+			size: prometheus.NewDesc("restarea_data_dir_size_bytes", "Size in bytes of the file system of the data directory.", nil, nil),
+		},
 	)
+}
+
+// diskCollector reports the disk space of the data directory's file
+// system; nothing when it cannot be measured.
+type diskCollector struct {
+	dir        string
+	free, size *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (d diskCollector) Describe(ch chan<- *prometheus.Desc) { ch <- d.free; ch <- d.size }
+
+// Collect implements prometheus.Collector.
+func (d diskCollector) Collect(ch chan<- prometheus.Metric) {
+	free, size, err := diskSpace(d.dir)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(d.free, prometheus.GaugeValue, float64(free))
+	ch <- prometheus.MustNewConstMetric(d.size, prometheus.GaugeValue, float64(size))
 }

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,11 +136,7 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("raft log: %w", err)
 	}
-	out := cfg.RaftLogOutput
-	if out == nil {
-		out = os.Stderr
-	}
-	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: out, JSONFormat: true})
+	hl := n.raftLog()
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hl) // keeps them in DataDir/snapshots
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
@@ -169,6 +164,9 @@ func (n *Node) open() error {
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.SnapshotInterval = cfg.SnapshotInterval
 	rc.TrailingLogs = cfg.TrailingLogs
+	// Raft's metrics name each peer in a label; the legacy copies put the
+	// peer id in the metric name, which /metrics cannot carry.
+	rc.NoLegacyTelemetry = true
 	// Followers learn the commit index from the leader's next append; a
 	// short commit timeout bounds how long a follower that forwarded a
 	// write waits to apply it (read-your-writes) when traffic is light.
@@ -193,7 +191,7 @@ func (n *Node) open() error {
 	if cached, err := raft.NewLogCache(1024, n.logs); err == nil {
 		logs = cached
 	}
-	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.logs, snaps, n.tr)
+	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.logs, countSnapshots(snaps, n.met.snapshots), n.tr)
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}

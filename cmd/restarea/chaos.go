@@ -32,6 +32,7 @@ func runChaos(args []string) int {
 	workers := fs.Int("workers", d.Workers, "concurrent workers")
 	fanout := fs.Int("fanout", d.Fanout, "at most this many nodes get each new post at once")
 	noFaults := fs.Bool("no-faults", false, "inject no faults")
+	rolling := fs.Bool("rolling-restart", false, "instead of random faults, restart every node gracefully in turn (SIGTERM, wait for /readyz), in rounds for --duration")
 	raise := fs.Bool("raise-limits", true, "raise the per-source and site-wide limits for the run through the admin API, restore them after (default false with --nodes)")
 	adminToken := fs.String("admin-token", "", "admin bearer token of the cluster (--compose default: docker-compose.yml's)")
 	reportFile := fs.String("report", "", "write the report as JSON to FILE")
@@ -64,6 +65,10 @@ func runChaos(args []string) int {
 		return usage("--ops must be >= 0, --workers and --fanout >= 1")
 	case *faultDriver != "" && (*nodes == "" || *faultDriver != "compose"):
 		return usage("--fault-driver compose goes with --nodes")
+	case *rolling && *noFaults:
+		return usage("--rolling-restart and --no-faults exclude each other")
+	case *rolling && *nodes != "" && *faultDriver == "":
+		return usage("--rolling-restart with --nodes needs --fault-driver compose")
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -87,7 +92,7 @@ func runChaos(args []string) int {
 
 	cfg := d
 	cfg.Workers, cfg.Fanout, cfg.Duration, cfg.MaxOps, cfg.Seed = *workers, *fanout, *duration, *ops, *seed
-	cfg.NoFaults, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *raise, *settleTimeout
+	cfg.NoFaults, cfg.RollingRestart, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *rolling, *raise, *settleTimeout
 	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
 	rep, err := chaos.Run(ctx, target, cfg)
 	if err != nil {

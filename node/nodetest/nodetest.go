@@ -52,7 +52,7 @@ func Config(t testing.TB, opts ...Option) node.Config {
 	c.Logger = Logger()
 	c.RaftLogOutput = io.Discard
 	if os.Getenv("RESTAREA_TEST_LOG") != "" {
-		c.RaftLogOutput = os.Stderr
+		c.RaftLogOutput = nil // raft's lines go through Logger, component=raft
 	}
 	for _, o := range opts {
 		o(&c)
