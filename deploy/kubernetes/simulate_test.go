@@ -29,9 +29,10 @@ const simNamespace = "default"
 // filesystem and dropped capabilities, its own volume, and its stable DNS
 // name as a network alias. While a client posts and replays, it kills the
 // leader's container, recreates it with a new IP on the same volume, then
-// restarts every container in turn with SIGTERM as a rolling update does.
-// After each phase every node must hold every acknowledged post exactly
-// once. The kubelet's probes do not run here; the test itself waits for
+// restarts every container in turn with SIGTERM as a rolling update does,
+// and last scales to five pods (they join as voters) and back to three
+// (members removed through the admin API first). After each phase every
+// node must hold every acknowledged post exactly once. The kubelet's probes do not run here; the test itself waits for
 // the readiness probe's path where a rolling update would.
 func TestStatefulSetInDocker(t *testing.T) {
 	if testing.Short() {
@@ -69,17 +70,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 
 	replicas := int(*b.sts.Spec.Replicas)
 	for i := range replicas {
-		p, err := podFor(b, i, simNamespace, s.secret)
-		if err != nil {
-			t.Fatalf("pod %d: %v", i, err)
-		}
-		vol := fmt.Sprintf("%s-data-%s", s.prefix, p.name) // the PVC data-restarea-N
-		if _, err := docker(ctx, "volume", "create", "--label", "restarea-k8s-sim", vol); err != nil {
-			t.Fatal(err)
-		}
-		s.volumes = append(s.volumes, vol)
-		s.pods = append(s.pods, &simPod{run: p, volume: vol, container: s.prefix + "-" + p.name,
-			port: freePort(t), ip: s.subnet + strconv.Itoa(10+i)})
+		s.addPod(b, i)
 	}
 	logf("pod %s: user %s, read-only %v, cap-drop %v, env %v, args %q", s.pods[0].run.name, s.pods[0].run.user,
 		s.pods[0].run.readOnly, s.pods[0].run.capDrop, s.pods[0].run.envNames(), s.pods[0].run.args)
@@ -87,7 +78,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 	for _, p := range s.pods {
 		s.start(p)
 	}
-	s.waitReady(s.all(), 90*time.Second)
+	s.waitReady(s.pods, 90*time.Second)
 	leader := s.waitLeader(replicas, 30*time.Second)
 	logf("all %d pods ready; leader %s", replicas, leader)
 	s.checkNamesNotIPs()
@@ -149,9 +140,43 @@ func TestStatefulSetInDocker(t *testing.T) {
 			t.Fatalf("writes after restarting %s: %v; %v", p.run.name, err, w.problems)
 		}
 	}
+	s.verify(w, "after the rolling restart")
+
+	// Phase 3: kubectl scale 3 -> 5 (the new pods join as voters), then
+	// back to 3 the documented way: each member removed through the admin
+	// API first, then its pod deleted.
+	w.setPhase("scale 3->5->3")
+	var added []*simPod
+	for i := replicas; i < replicas+2; i++ {
+		added = append(added, s.addPod(b, i))
+	}
+	for _, p := range added {
+		s.start(p)
+	}
+	s.waitReady(added, 90*time.Second)
+	logf("%s and %s ready", added[0].run.name, added[1].run.name)
+	s.waitLeader(replicas+2, 30*time.Second)
+	s.checkNamesNotIPs()
+	logf("scaled to %d: every pod is a voter", len(s.pods))
+	if err := w.waitAcks(ctx, 5, 30*time.Second); err != nil {
+		t.Fatalf("writes with five pods: %v; %v", err, w.problems)
+	}
+	s.verify(w, "with five pods")
+	for i := len(s.pods) - 1; i >= replicas; i-- {
+		p := s.pods[i]
+		s.removeMember(p.run.name)
+		s.must(docker(ctx, "stop", "-t", strconv.Itoa(p.run.grace), p.container))
+		logf("removed member %s through the admin API, then stopped its pod", p.run.name)
+	}
+	s.pods = s.pods[:replicas]
+	s.waitLeader(replicas, 30*time.Second)
+	if err := w.waitAcks(ctx, 5, 30*time.Second); err != nil {
+		t.Fatalf("writes after scaling back to %d: %v; %v", replicas, err, w.problems)
+	}
+
 	w.halt()
 	s.waitLeader(replicas, 30*time.Second)
-	s.verify(w, "after the rolling restart")
+	s.verify(w, "at the end")
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -176,8 +201,9 @@ type sim struct {
 	network string
 	subnet  string // "10.x.y."
 	secret  map[string]string
-	ready   string // the readiness probe's path
-	pods    []*simPod
+	ready   string    // the readiness probe's path
+	pods    []*simPod // the pods the StatefulSet has now
+	all     []*simPod // every pod ever made, for the cleanup
 	volumes []string
 	built   bool
 	netMade bool
@@ -193,8 +219,6 @@ type simPod struct {
 
 func (p *simPod) url() string { return "http://127.0.0.1:" + strconv.Itoa(p.port) }
 
-func (s *sim) all() []*simPod { return s.pods }
-
 func (s *sim) must(_ string, err error) {
 	s.t.Helper()
 	if err != nil {
@@ -206,6 +230,40 @@ func (s *sim) mustOut(out string, err error) string {
 	s.t.Helper()
 	s.must(out, err)
 	return out
+}
+
+// addPod prepares pod ordinal (its run, its volume: the PVC), appends it
+// to the pods and returns it; start runs it.
+func (s *sim) addPod(b *base, ordinal int) *simPod {
+	s.t.Helper()
+	p, err := podFor(b, ordinal, simNamespace, s.secret)
+	if err != nil {
+		s.t.Fatalf("pod %d: %v", ordinal, err)
+	}
+	vol := fmt.Sprintf("%s-data-%s", s.prefix, p.name) // the PVC data-restarea-N
+	if _, err := docker(s.ctx, "volume", "create", "--label", "restarea-k8s-sim", vol); err != nil {
+		s.t.Fatal(err)
+	}
+	s.volumes = append(s.volumes, vol)
+	pod := &simPod{run: p, volume: vol, container: s.prefix + "-" + p.name,
+		port: freePort(s.t), ip: s.subnet + strconv.Itoa(10+ordinal)}
+	s.pods = append(s.pods, pod)
+	s.all = append(s.all, pod)
+	return pod
+}
+
+// removeMember removes id from the cluster through the admin API
+// (DELETE /api/v1/admin/cluster/members/{id}) on the first pod.
+func (s *sim) removeMember(id string) {
+	s.t.Helper()
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodDelete, s.pods[0].url()+"/api/v1/admin/cluster/members/"+url.PathEscape(id), nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.secret["admin-token"])
+	if code, err := s.do(req, nil); err != nil || code != http.StatusOK {
+		s.t.Fatalf("DELETE /api/v1/admin/cluster/members/%s: %d %v", id, code, err)
+	}
 }
 
 func (s *sim) start(p *simPod) {
@@ -232,7 +290,7 @@ func (s *sim) index(id string) int {
 func (s *sim) teardown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, p := range s.pods {
+	for _, p := range s.all {
 		if s.t.Failed() {
 			if out, err := docker(ctx, "logs", "--tail", "60", p.container); err == nil {
 				s.t.Logf("logs of %s:\n%s", p.run.name, out)
