@@ -84,11 +84,11 @@ func TestStatefulSetInDocker(t *testing.T) {
 	s.checkNamesNotIPs()
 	s.raiseLimits()
 
-	var urls []string
+	var urls, names []string
 	for _, p := range s.pods {
-		urls = append(urls, p.url())
+		urls, names = append(urls, p.url()), append(names, p.run.name)
 	}
-	w := newWriter(urls, "k8s sim "+suffix)
+	w := newWriter(urls, names, "k8s sim "+suffix)
 	defer w.halt()
 	w.setPhase("steady")
 	go w.run(ctx)
@@ -187,6 +187,9 @@ func TestStatefulSetInDocker(t *testing.T) {
 		st := w.stats[ph]
 		fmt.Printf("k8s simulation, phase %-16s longest write unavailability %6d ms (%d posts acknowledged, %d of them replays, %d failed attempts retried)\n",
 			ph+":", st.maxGap.Milliseconds(), st.acks, st.replays, st.failedAttempts)
+		if len(st.maxGapWrite) > 0 {
+			logf("  %s: the longest gap ended with a write whose attempts were (pod: outcome in time): %s", ph, strings.Join(st.maxGapWrite, "; "))
+		}
 	}
 	logf("%d distinct posts acknowledged, each on every node once", len(w.acked))
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,6 +23,7 @@ import (
 // acknowledged posts: how long the client saw writes unavailable.
 type writer struct {
 	urls  []string // base URL per node
+	names []string // the pods' names, for the log
 	http  *http.Client
 	title string
 
@@ -41,12 +44,14 @@ type writer struct {
 type phaseStats struct {
 	acks, replays, failedAttempts int
 	maxGap                        time.Duration
-	maxGapAt                      time.Time
+	// maxGapWrite lists the attempts of the write that ended the longest
+	// gap: where the time went.
+	maxGapWrite []string
 }
 
-func newWriter(urls []string, title string) *writer {
+func newWriter(urls, names []string, title string) *writer {
 	return &writer{
-		urls: urls, title: title,
+		urls: urls, names: names, title: title,
 		http:  &http.Client{Timeout: 10 * time.Second},
 		acked: map[string]string{}, sent: map[string]bool{}, stats: map[string]*phaseStats{},
 		stop: make(chan struct{}), done: make(chan struct{}),
@@ -82,7 +87,7 @@ func (w *writer) run(ctx context.Context) {
 			body = question(fmt.Sprintf("%s: question %d", w.title, op))
 		}
 		w.mu.Unlock()
-		id, ok := w.post(ctx, body, replay, &next)
+		id, attempts, ok := w.post(ctx, body, replay, &next)
 		if !ok {
 			continue
 		}
@@ -91,7 +96,7 @@ func (w *writer) run(ctx context.Context) {
 		w.mu.Lock()
 		st := w.stats[w.phase]
 		if gap := now.Sub(w.lastAck); gap > st.maxGap {
-			st.maxGap, st.maxGapAt = gap, now
+			st.maxGap, st.maxGapWrite = gap, attempts
 		}
 		w.lastAck = now
 		st.acks++
@@ -109,29 +114,41 @@ func (w *writer) run(ctx context.Context) {
 }
 
 // post sends body until it is acknowledged, the writer stops (false) or an
-// answer breaks the contract (recorded, false).
-func (w *writer) post(ctx context.Context, body map[string]any, replay bool, next *int) (string, bool) {
+// answer breaks the contract (recorded, false). It also returns what each
+// attempt met and how long it took.
+func (w *writer) post(ctx context.Context, body map[string]any, replay bool, next *int) (string, []string, bool) {
 	raw, _ := json.Marshal(body)
 	unknown := false // an earlier attempt may have been applied
+	var attempts []string
 	for {
 		select {
 		case <-w.stop:
-			return "", false
+			return "", attempts, false
 		case <-ctx.Done():
-			return "", false
+			return "", attempts, false
 		default:
 		}
-		u := w.urls[*next%len(w.urls)] + "/api/v1/entries"
+		k := *next % len(w.urls)
+		u := w.urls[k] + "/api/v1/entries"
 		*next++
 		w.mu.Lock()
 		w.sent[body["request_id"].(string)] = true
 		w.mu.Unlock()
+		began := time.Now()
 		status, id, replayed, err := w.once(ctx, u, raw)
+		outcome := strconv.Itoa(status)
+		if err != nil {
+			outcome = err.Error()
+			if i := strings.LastIndex(outcome, ": "); i >= 0 {
+				outcome = outcome[i+2:]
+			}
+		}
+		attempts = append(attempts, fmt.Sprintf("%s: %s in %d ms", w.names[k], outcome, time.Since(began).Milliseconds()))
 		switch {
 		case err == nil && status == http.StatusCreated && !replayed && !replay:
-			return id, true
+			return id, attempts, true
 		case err == nil && status == http.StatusOK && replayed && (replay || unknown):
-			return id, true
+			return id, attempts, true
 		case err != nil || status == http.StatusServiceUnavailable || status == http.StatusBadGateway ||
 			status == http.StatusGatewayTimeout || status == http.StatusTooManyRequests:
 			unknown = unknown || status != http.StatusTooManyRequests
@@ -144,7 +161,7 @@ func (w *writer) post(ctx context.Context, body map[string]any, replay bool, nex
 			w.problems = append(w.problems, fmt.Sprintf("post %s (replay %v, unknown %v) through %s: status %d replayed %v id %s err %v",
 				body["request_id"], replay, unknown, u, status, replayed, id, err))
 			w.mu.Unlock()
-			return "", false
+			return "", attempts, false
 		}
 	}
 }
