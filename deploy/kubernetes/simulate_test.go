@@ -32,8 +32,9 @@ const simNamespace = "default"
 // restarts every container in turn with SIGTERM as a rolling update does,
 // and last scales to five pods (they join as voters) and back to three
 // (members removed through the admin API first). After each phase every
-// node must hold every acknowledged post exactly once. The kubelet's probes do not run here; the test itself waits for
-// the readiness probe's path where a rolling update would.
+// node must hold every acknowledged post exactly once. The kubelet's
+// probes do not run here; the test itself waits for the readiness probe's
+// path where a rolling update would.
 func TestStatefulSetInDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP: -short: this test builds a docker image and runs a three-container cluster")
@@ -93,7 +94,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 	w.setPhase("steady")
 	go w.run(ctx)
 	if err := w.waitAcks(ctx, 20, 30*time.Second); err != nil {
-		t.Fatalf("steady writes: %v; %v", err, w.problems)
+		t.Fatalf("steady writes: %v; %v", err, w.problemList())
 	}
 
 	// Phase 1: the leader's pod dies and is rescheduled with a new IP.
@@ -105,7 +106,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 	s.must(docker(ctx, "kill", p.container))
 	s.must(docker(ctx, "rm", "-f", p.container))
 	if err := w.waitAcks(ctx, 10, 60*time.Second); err != nil {
-		t.Fatalf("writes with %s gone: %v; %v", p.run.name, err, w.problems)
+		t.Fatalf("writes with %s gone: %v; %v", p.run.name, err, w.problemList())
 	}
 	p.ip = s.subnet + strconv.Itoa(50+li)
 	logf("recreating %s on the same volume with a new IP %s (was %s)", p.run.name, p.ip, oldIP)
@@ -116,7 +117,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 	}
 	s.waitLeader(replicas, 30*time.Second)
 	if err := w.waitAcks(ctx, 10, 30*time.Second); err != nil {
-		t.Fatalf("writes after the reschedule: %v; %v", err, w.problems)
+		t.Fatalf("writes after the reschedule: %v; %v", err, w.problemList())
 	}
 	s.checkNamesNotIPs()
 	s.verify(w, "after the reschedule")
@@ -137,7 +138,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 		s.waitReady([]*simPod{p}, 90*time.Second)
 		logf("%s ready again", p.run.name)
 		if err := w.waitAcks(ctx, 5, 30*time.Second); err != nil {
-			t.Fatalf("writes after restarting %s: %v; %v", p.run.name, err, w.problems)
+			t.Fatalf("writes after restarting %s: %v; %v", p.run.name, err, w.problemList())
 		}
 	}
 	s.verify(w, "after the rolling restart")
@@ -159,7 +160,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 	s.checkNamesNotIPs()
 	logf("scaled to %d: every pod is a voter", len(s.pods))
 	if err := w.waitAcks(ctx, 5, 30*time.Second); err != nil {
-		t.Fatalf("writes with five pods: %v; %v", err, w.problems)
+		t.Fatalf("writes with five pods: %v; %v", err, w.problemList())
 	}
 	s.verify(w, "with five pods")
 	for i := len(s.pods) - 1; i >= replicas; i-- {
@@ -171,7 +172,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 	s.pods = s.pods[:replicas]
 	s.waitLeader(replicas, 30*time.Second)
 	if err := w.waitAcks(ctx, 5, 30*time.Second); err != nil {
-		t.Fatalf("writes after scaling back to %d: %v; %v", replicas, err, w.problems)
+		t.Fatalf("writes after scaling back to %d: %v; %v", replicas, err, w.problemList())
 	}
 
 	w.halt()

@@ -239,6 +239,13 @@ func (w *writer) snapshot() map[string]string {
 	return out
 }
 
+// problemList returns the contract violations seen so far.
+func (w *writer) problemList() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.problems...)
+}
+
 // sentSnapshot returns a copy of the request_ids sent so far.
 func (w *writer) sentSnapshot() map[string]bool {
 	w.mu.Lock()
