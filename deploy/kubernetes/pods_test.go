@@ -90,7 +90,10 @@ func podFor(b *base, ordinal int, namespace string, secret map[string]string) (p
 	}
 
 	// Security: the container's settings win over the pod's.
-	uid, gid := spec.SecurityContext.RunAsUser, spec.SecurityContext.RunAsGroup
+	var uid, gid *int64
+	if psc := spec.SecurityContext; psc != nil {
+		uid, gid = psc.RunAsUser, psc.RunAsGroup
+	}
 	if csc := c.SecurityContext; csc != nil {
 		if csc.RunAsUser != nil {
 			uid = csc.RunAsUser
