@@ -1,0 +1,71 @@
+package cluster_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/restarea/restarea/node"
+	"github.com/restarea/restarea/node/nodetest"
+)
+
+// A StatefulSet scaled from 3 to 5 gives every pod the same flags: --join
+// names the first three pods and --bootstrap-expect is 3. A fourth node
+// that is not in the join list must never bootstrap, even when it starts
+// before the three and sees two of them (it would count itself as the
+// third): it waits for the cluster they form and joins it as a voter, and
+// so does a fifth node started once the cluster is running.
+func TestBootstrapExpectNodeOutsideJoinListJoins(t *testing.T) {
+	httpAddrs, raftAddrs := freeAddrs(t, 5), freeAddrs(t, 5)
+	var urls []string
+	for _, a := range httpAddrs[:3] {
+		urls = append(urls, "http://"+a)
+	}
+	start := func(i int) *node.Node {
+		t.Helper()
+		cfg := nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) {
+			c.HTTPAddr, c.RaftAddr = httpAddrs[i], raftAddrs[i]
+			c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, nodetest.Secret
+			fastFailover(c)
+		}))
+		n, err := node.Start(cfg)
+		if err != nil {
+			t.Fatalf("start node %d: %v", i, err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return n
+	}
+
+	fourth := start(3)
+	a, b := start(0), start(1)
+	// Two of the three are up: the fourth sees expect nodes counting
+	// itself, and must still not bootstrap; nor may the two.
+	time.Sleep(1500 * time.Millisecond)
+	for _, n := range []*node.Node{fourth, a, b} {
+		if n.Peer().HasState {
+			t.Fatalf("node %s formed a cluster before the third join peer was up", n.ID())
+		}
+	}
+	c := start(2)
+	nodes := []*node.Node{a, b, c, fourth}
+	nodetest.WaitMembers(t, nodes, 4)
+
+	fifth := start(4)
+	nodes = append(nodes, fifth)
+	nodetest.WaitMembers(t, nodes, 5)
+	for _, n := range nodes {
+		if err := n.Ready(); err != nil {
+			t.Fatalf("node %s not ready: %v", n.ID(), err)
+		}
+	}
+	st, err := fifth.ClusterStatus(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st.Members {
+		if m.Suffrage != "voter" {
+			t.Fatalf("member %s is %s, want voter", m.ID, m.Suffrage)
+		}
+	}
+	res := postRetry(t, fourth, question("five after scaling"))
+	waitHas(t, nodes, res.Entry.ID)
+}
