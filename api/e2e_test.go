@@ -20,7 +20,7 @@ import (
 // These tests run the REST API over real HTTP on loopback against a real
 // node: raft, bbolt, the state machine — every endpoint and error code.
 
-const token = "e2e-admin-token"
+const token = "e2e-admin-token-0123456789"
 
 type answer struct {
 	status int
@@ -228,6 +228,25 @@ func TestEndToEndPagingAndBackup(t *testing.T) {
 	st := do(t, "GET", base+"/api/v1/cluster", "", nil)
 	if st.status != 200 || st.data["node_id"] != n.ID() || st.data["state"] != "leader" {
 		t.Fatalf("cluster status: %d %v", st.status, st.data)
+	}
+	// Addresses are for operators: the public view names the members and
+	// the leader, not where they listen.
+	members := st.data["members"].([]any)
+	if len(members) != 1 || members[0].(map[string]any)["id"] != n.ID() || st.data["leader_id"] != n.ID() || st.data["term"] == nil {
+		t.Fatalf("public cluster status lacks members or leader: %v", st.data)
+	}
+	if _, ok := st.data["leader_url"]; ok {
+		t.Fatalf("public cluster status shows leader_url: %v", st.data)
+	}
+	if m := members[0].(map[string]any); m["raft_addr"] != nil || m["url"] != nil {
+		t.Fatalf("public cluster status shows a member's addresses: %v", m)
+	}
+	st = do(t, "GET", base+"/api/v1/cluster", token, nil)
+	if m := st.data["members"].([]any)[0].(map[string]any); m["raft_addr"] == "" || m["raft_addr"] == nil || m["url"] == nil || st.data["leader_url"] == nil {
+		t.Fatalf("cluster status with the admin token lacks addresses: %v", st.data)
+	}
+	if wrong := do(t, "GET", base+"/api/v1/cluster", "not-the-admin-token-at-all", nil); wrong.status != 200 || wrong.data["leader_url"] != nil {
+		t.Fatalf("cluster status with a wrong token: %d %v", wrong.status, wrong.data)
 	}
 	req, _ := http.NewRequest("GET", base+"/api/v1/admin/backup", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

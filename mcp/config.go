@@ -22,6 +22,9 @@ type Config struct {
 	// deciding a post's source (httpx.ClientAddr). The source never comes
 	// from anything else a client sends.
 	TrustedProxies []netip.Prefix
+	// IPv6SourceBits is the prefix length an IPv6 client is counted by
+	// (httpx.SourceKey); 0 means httpx.DefaultIPv6SourceBits (a /64).
+	IPv6SourceBits int
 	// AllowedOrigins are exact origins (e.g. "https://example.org")
 	// accepted besides those naming the request's own host.
 	AllowedOrigins []string

@@ -72,7 +72,7 @@ func runServe(args []string) int {
 	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL, cfg.AdminToken = *nodeID, *publicURL, *advURL, *adminToken
 	cfg.SnapshotThreshold, cfg.TrailingLogs, cfg.SyncState = *snapThreshold, *trailing, *syncState
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
-	cfg.Logger, cfg.Version = logger, version
+	cfg.Logger, cfg.Version = logger, buildVersion()
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
 		return fail("--rate-per-source: %v", err)
