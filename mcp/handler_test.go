@@ -289,4 +289,3 @@ func TestSlowBody(t *testing.T) {
 		t.Errorf("status %d, want 408", resp.StatusCode)
 	}
 }
-
