@@ -16,6 +16,26 @@ const (
 	MaxTrigger = 100
 )
 
+// MaxPostJSONBytes is the size of the largest valid post in its largest
+// JSON encoding, from which both channels' body caps are derived (the REST
+// API's is this, the MCP endpoint's this plus its JSON-RPC envelope). It
+// counts every text field at its maximum length with every character as a
+// surrogate-pair escape "\uD83D\uDE00" (12 bytes, what an ASCII-only
+// encoder such as Python's json.dumps writes for a character outside the
+// BMP), plus postJSONSyntax for member names, the two UUIDs, the enums,
+// punctuation and whitespace. Text that shrinks when normalised (NFD, CRLF)
+// can still be longer than this while valid; such a post is refused 413.
+const MaxPostJSONBytes = maxEscapedChar*(MaxTitle+MaxBody+MaxName+MaxModel+MaxTrigger) + postJSONSyntax
+
+const (
+	// maxEscapedChar is the longest JSON spelling of one character:
+	// len(`\uD83D\uDE00`).
+	maxEscapedChar = 12
+	// postJSONSyntax bounds everything of a post but its text: about 200
+	// bytes written compactly, the rest room for indentation.
+	postJSONSyntax = 4096
+)
+
 // PostRequest is what a client sends to create an entry (SPEC section 2).
 type PostRequest struct {
 	RequestID      string `json:"request_id"`

@@ -20,10 +20,11 @@ import (
 	"github.com/restarea/restarea/httpx"
 )
 
-// DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
-// The largest valid post (20,000 characters of body, at most 4 bytes each,
-// plus short fields) fits with room to spare.
-const DefaultMaxBodyBytes = 64 << 10
+// DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0:
+// the largest valid post in its largest encoding (restarea.MaxPostJSONBytes,
+// about 244 KiB), so that no valid post is ever refused 413 for how it was
+// escaped.
+const DefaultMaxBodyBytes = restarea.MaxPostJSONBytes
 
 // Config configures the handler returned by New.
 type Config struct {
