@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/node/nodetest"
 )
@@ -185,7 +186,7 @@ func TestEndToEndBadInput(t *testing.T) {
 		a := do(t, "POST", entries, "", tc.body)
 		expect(t, tc.name, a, 400, "invalid_request")
 	}
-	expect(t, "huge body", do(t, "POST", entries, "", strings.Repeat("x", 100<<10)), 413, "payload_too_large")
+	expect(t, "huge body", do(t, "POST", entries, "", strings.Repeat("x", restarea.MaxPostJSONBytes+1)), 413, "payload_too_large")
 	expect(t, "wrong method", do(t, "GET", entries, "", nil), 405, "method_not_allowed")
 	expect(t, "bad limit", do(t, "GET", n.URL()+"/api/v1/threads?limit=500", "", nil), 400, "invalid_request")
 	expect(t, "bad cursor", do(t, "GET", n.URL()+"/api/v1/threads?cursor=%%%", "", nil), 400, "invalid_request")
