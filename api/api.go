@@ -78,8 +78,10 @@ type server struct {
 	origins []string
 	ready   func() error
 	log     *slog.Logger
-	maxBody int64
-	metrics *metrics // nil when no Registerer is configured
+	// refusals writes the log lines of 4xx and 503 answers, sampled.
+	refusals *httpx.LogSampler
+	maxBody  int64
+	metrics  *metrics // nil when no Registerer is configured
 	// authLimit throttles failed admin authentications per source.
 	authLimit *authThrottle
 }
@@ -111,6 +113,7 @@ func New(cfg Config) http.Handler {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.refusals = httpx.NewLogSampler(s.log, 0)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}

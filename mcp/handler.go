@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -38,17 +39,20 @@ func NewHandler(cfg Config) http.Handler {
 			// version also refuses a trusted reverse proxy on loopback.
 			DisableLocalhostProtection: true,
 		})
-	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, cfg.IPv6SourceBits, streamable)}
+	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, cfg.IPv6SourceBits, streamable),
+		refusals: httpx.NewLogSampler(cfg.Logger, 0)}
 }
 
 type handler struct {
 	cfg  Config
 	next http.Handler
+	// refusals logs refused requests, sampled: anyone can send them.
+	refusals *httpx.LogSampler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reason, refused := httpx.CrossSite(r, h.cfg.AllowedOrigins); refused {
-		h.cfg.Logger.Debug("mcp: cross-site request refused", "origin", r.Header.Get("Origin"), "host", r.Host)
+		h.refusals.Log(r.Context(), slog.LevelInfo, "mcp: cross-site request refused", "origin", r.Header.Get("Origin"), "host", r.Host)
 		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, "forbidden: "+reason)
 		return
 	}
