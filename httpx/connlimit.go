@@ -38,9 +38,10 @@ const (
 // LimitListener caps the connections a listener holds open, in total and
 // per source, so that idle keep-alive connections from one client (or
 // many) cannot take every file descriptor and the memory behind them. A
-// connection over a cap is answered at once with a short HTTP error (503
-// over the total, 429 over the per-source cap, "Connection: close") and
-// closed, without reaching the HTTP server; Accept goes on with the next.
+// connection over a cap never reaches the HTTP server: it is answered
+// with a short HTTP error (503 over the total, 429 over the per-source
+// cap, "Connection: close") and closed (see refuse); Accept goes on with
+// the next at once.
 // Counts drop when a connection is closed, whoever closes it.
 type LimitListener struct {
 	net.Listener
@@ -51,6 +52,7 @@ type LimitListener struct {
 	bySource map[string]int
 
 	refusedTotal, refusedPerSource atomic.Uint64
+	refusing                       chan struct{} // a slot per refusal being answered
 }
 
 // NewLimitListener wraps ln with the caps of limits.
@@ -61,7 +63,7 @@ func NewLimitListener(ln net.Listener, limits ConnLimits) *LimitListener {
 	if limits.PerSource == 0 {
 		limits.PerSource = DefaultMaxConnsPerSource
 	}
-	return &LimitListener{Listener: ln, limits: limits, bySource: map[string]int{}}
+	return &LimitListener{Listener: ln, limits: limits, bySource: map[string]int{}, refusing: make(chan struct{}, refusers)}
 }
 
 // Accept returns the next connection within the caps.
@@ -76,7 +78,7 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 		if reason == "" {
 			return &limitedConn{Conn: c, l: l, source: source, exempt: exempt}, nil
 		}
-		refuse(c, reason)
+		l.refuse(c, reason)
 	}
 }
 
@@ -142,9 +144,7 @@ func (l *LimitListener) Refused(reason string) uint64 {
 	return l.refusedPerSource.Load()
 }
 
-// Answers to refused connections, in the shapes of SPEC section 4. They
-// are written before the request is read: HTTP/1.1 clients take an early
-// answer with "Connection: close" as the answer to the request they send.
+// Answers to refused connections, in the shapes of SPEC section 4.
 var (
 	refusedTotalAnswer  = rawAnswer("503 Service Unavailable", "unavailable", "too many open connections; retry later")
 	refusedSourceAnswer = rawAnswer("429 Too Many Requests", "rate_limited", "too many open connections from this address; close idle ones or retry later")
@@ -157,17 +157,35 @@ func rawAnswer(status, code, msg string) []byte {
 		status, len(body), body)
 }
 
-// refuse answers c and closes it. The write is bounded: a fresh socket's
-// send buffer takes these few bytes at once, and a peer that reads
-// nothing must not hold the accept loop.
-func refuse(c net.Conn, reason string) {
+// refusers bounds the connections being answered a refusal at once;
+// past it, a refused connection is closed without an answer, so that a
+// flood of connections costs no more than the caps allow.
+const refusers = 64
+
+// refuse answers c in the background and closes it. It reads the
+// request's first bytes first (within a second): an answer that arrives
+// before its request is taken for a broken connection by some clients (Go's
+// among them), and closing on unread bytes resets the connection under the
+// answer. Past `refusers` refusals in flight, c is closed at once.
+func (l *LimitListener) refuse(c net.Conn, reason string) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
 	answer := refusedTotalAnswer
 	if reason == RefusedPerSource {
 		answer = refusedSourceAnswer
 	}
-	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	c.Write(answer)
-	c.Close()
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 4096)
+		c.Read(buf)
+		c.Write(answer)
+	}()
 }
 
 // limitedConn gives its slot back once, when closed.

@@ -94,3 +94,19 @@ func TestLimitListenerExemptsTrustedProxies(t *testing.T) {
 	}
 	waitOpen(t, ll, 3)
 }
+
+// A refused client reads a proper answer, not a reset: Go's client, which
+// takes an answer that comes before its request for a broken connection.
+func TestLimitListenerAnswersGoClient(t *testing.T) {
+	_, addr := startLimited(t, ConnLimits{Max: 10, PerSource: 1})
+	dialFrom(t, "127.0.0.1", addr) // holds the source's one connection
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}

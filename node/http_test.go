@@ -46,8 +46,9 @@ func TestPublicListenerCapsAndHeaders(t *testing.T) {
 			t.Fatalf("connection %d: %d, want %d", i+1, got, want)
 		}
 	}
-	conns[0].Close()
-	conns[3].Close()
+	for _, c := range conns {
+		c.Close()
+	}
 	// The freed slot is reusable once the server has seen the close.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -65,8 +66,6 @@ func TestPublicListenerCapsAndHeaders(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	conns[1].Close()
-	conns[2].Close()
 
 	resp, err := http.Get(n.URL() + "/metrics")
 	if err != nil {
