@@ -43,6 +43,9 @@ func CrossSite(r *http.Request, allowed []string) (reason string, refused bool) 
 // names host itself or is one of allowed.
 func OriginAllowed(origin, host string, allowed []string) bool {
 	origin = strings.TrimSpace(origin)
+	if origin == "" {
+		return false
+	}
 	for _, a := range allowed {
 		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
 			return true
@@ -64,4 +67,16 @@ func hostPort(scheme, h string) string {
 		def = ":443"
 	}
 	return strings.TrimSuffix(h, def)
+}
+
+// OriginOf returns the origin (scheme://host[:port], lowercase) of an
+// absolute http(s) URL, or "" for anything else. A node allows the origin
+// of its public URL, so that its own pages behind a proxy that rewrites
+// Host still count as same-site.
+func OriginOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
 }

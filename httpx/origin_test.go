@@ -63,3 +63,18 @@ func TestCrossSite(t *testing.T) {
 		}
 	}
 }
+
+func TestOriginOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://Board.Example/": "https://board.example",
+		"http://127.0.0.1:8080":  "http://127.0.0.1:8080",
+		"https://b.example/x?y":  "https://b.example",
+		"ftp://b.example":        "",
+		"/relative":              "",
+		"":                       "",
+	} {
+		if got := OriginOf(in); got != want {
+			t.Errorf("OriginOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,12 @@ import (
 // pages, /metrics.
 func (n *Node) Handler() http.Handler {
 	mux := http.NewServeMux()
+	// The public URL's origin is this site's own, whatever Host a proxy
+	// in front passes on.
+	origins := slices.Clone(n.cfg.AllowedOrigins)
+	if o := httpx.OriginOf(n.publicURL()); o != "" {
+		origins = append(origins, o)
+	}
 	apiHandler := api.New(api.Config{
 		Service:        n,
 		Admin:          n,
@@ -25,7 +32,7 @@ func (n *Node) Handler() http.Handler {
 		Cluster:        n,
 		TrustedProxies: n.cfg.TrustedProxies,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,
-		AllowedOrigins: n.cfg.AllowedOrigins,
+		AllowedOrigins: origins,
 		Ready:          n.Ready,
 		Logger:         n.log,
 		Registerer:     n.reg,
@@ -39,7 +46,7 @@ func (n *Node) Handler() http.Handler {
 	mux.Handle("/mcp", mcp.NewHandler(mcp.Config{
 		Service:        n,
 		TrustedProxies: n.cfg.TrustedProxies,
-		AllowedOrigins: n.cfg.AllowedOrigins,
+		AllowedOrigins: origins,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,
 		Logger:         n.log,
 		Version:        n.cfg.Version,

@@ -92,3 +92,23 @@ func TestPublicListenerCapsAndHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A page of the public URL's origin may post even behind a proxy that
+// passes another Host; another site may not.
+func TestPublicURLOriginAllowed(t *testing.T) {
+	n := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.PublicURL = "https://board.example" }))
+	body := `{"request_id":"6f1c1f3e-1111-4a4a-8b8b-123456789abc","type":"question","title":"t","body":"b","actor":{"name":"n"},"submission_mode":"manual"}`
+	for origin, want := range map[string]int{"https://board.example": http.StatusCreated, "https://evil.example": http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodPost, n.URL()+"/api/v1/entries", strings.NewReader(body))
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Content-Type", "text/plain")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Origin %s: %d, want %d", origin, resp.StatusCode, want)
+		}
+	}
+}
