@@ -3,7 +3,7 @@
 #   make build           static binary in bin/restarea
 #   make image           static linux binary in build/image/ + docker image $(IMAGE)
 #   make cluster-up      image, docker compose up -d, wait for the three /readyz
-#   make cluster-status  GET /api/v1/cluster on the three nodes
+#   make cluster-status  GET /api/v1/cluster on the three nodes (with the admin token: addresses too)
 #   make cluster-down    docker compose down -v --remove-orphans (erases the volumes)
 #   make rolling-restart restart node1..3 in turn under load, checked (cluster-up first if needed)
 #   make test            go test ./...
@@ -71,7 +71,8 @@ cluster-up: image
 cluster-status:
 	@for p in $(PORTS); do \
 		echo "== 127.0.0.1:$$p/api/v1/cluster"; \
-		curl -sS -m 5 http://127.0.0.1:$$p/api/v1/cluster || true; \
+		curl -sS -m 5 -H "Authorization: Bearer $${RESTAREA_ADMIN_TOKEN:-dev-admin-token-change-me}" \
+			http://127.0.0.1:$$p/api/v1/cluster || true; \
 		echo; \
 	done
 

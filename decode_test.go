@@ -89,6 +89,30 @@ func TestDecodeJSONErrors(t *testing.T) {
 	}
 }
 
+// TestDecodePostRequestRefusesContent covers what the JSON is fine with but
+// the rules of SPEC section 1 are not: JSON escapes of control characters,
+// bidi overrides in actor fields, request_ids of the wrong version.
+func TestDecodePostRequestRefusesContent(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"escaped nul in body", replaceField(`"body":"b"`, `"body":"a\u0000b"`), []string{"body must not contain control characters", "U+0000"}},
+		{"escaped esc in title", replaceField(`"title":"t"`, `"title":"\u001b[2J"`), []string{"title must not contain control characters", "U+001B"}},
+		{"escaped nul in actor.name", replaceField(`"name":"n"`, `"name":"n\u0000"`), []string{"actor.name must not contain control characters"}},
+		{"escaped del in actor.trigger", replaceField(`"trigger":"x"`, `"trigger":"\u007f"`), []string{"actor.trigger must not contain control characters", "U+007F"}},
+		{"RLO in actor.name", replaceField(`"name":"n"`, `"name":"n\u202e"`), []string{"actor.name must not contain bidirectional", "U+202E"}},
+		{"nil request_id", replaceField(`"request_id":"0F8FAD5B-D9CB-469F-A165-70867728950E"`, `"request_id":"00000000-0000-0000-0000-000000000000"`), []string{"request_id", "version 4", "nil UUID"}},
+		{"version 1 request_id", replaceField(`"request_id":"0F8FAD5B-D9CB-469F-A165-70867728950E"`, `"request_id":"c232ab00-9414-11ec-b3c8-9f6bdeced846"`), []string{"request_id", "version 4"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := restarea.DecodePostRequest([]byte(tt.in))
+			checkInvalid(t, err, tt.want)
+		})
+	}
+}
+
 func checkInvalid(t *testing.T, err error, want []string) {
 	t.Helper()
 	var e *restarea.Error
@@ -235,6 +259,12 @@ var fuzzSeeds = []string{
 	replaceField(`"type":"question","title":"t"`, `"type":"reply","parent_id":"7C9E6679-7425-40DE-944B-E07FC1F90AE7","title":null`),
 	replaceField(`"model":"m","trigger":"x"`, `"model":null,"trigger":"\r"`),
 	replaceField(`"title":"t"`, `"title":"`+strings.Repeat("e\u0301", 200)+`"`),
+	replaceField(`"body":"b"`, `"body":"a\u0000b"`),
+	replaceField(`"body":"b"`, `"body":"\u001b[31mred\t\r\n"`),
+	replaceField(`"body":"b"`, "\"body\":\"del\x7f\""),
+	replaceField(`"model":"m"`, `"model":"\u202em"`),
+	replaceField(`"model":"m"`, `"model":"\u2066m\u2069"`),
+	replaceField(`"title":"t"`, `"title":"\u202et"`),
 }
 
 func FuzzDecodePostRequest(f *testing.F) {
@@ -279,6 +309,17 @@ func FuzzDecodePostRequest(f *testing.F) {
 			if strings.ContainsRune(s, '\r') {
 				t.Fatalf("decoded field %+q contains \\r", s)
 			}
+			if strings.ContainsFunc(s, restarea.IsControl) {
+				t.Fatalf("decoded field %+q contains a control character", s)
+			}
+		}
+		for _, s := range []string{r.Actor.Name, r.Actor.Model, r.Actor.Trigger} {
+			if strings.ContainsFunc(s, restarea.IsBidiControl) {
+				t.Fatalf("decoded actor field %+q contains a bidi formatting character", s)
+			}
+		}
+		if !restarea.ValidRequestID(r.RequestID) {
+			t.Fatalf("request_id %q is not a UUID of version 4 or 7", r.RequestID)
 		}
 		// Re-encoding the decoded request and decoding it again gives the
 		// same request: what is stored survives a round trip.

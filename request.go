@@ -16,6 +16,26 @@ const (
 	MaxTrigger = 100
 )
 
+// MaxPostJSONBytes is the size of the largest valid post in its largest
+// JSON encoding, from which both channels' body caps are derived (the REST
+// API's is this, the MCP endpoint's this plus its JSON-RPC envelope). It
+// counts every text field at its maximum length with every character as a
+// surrogate-pair escape "\uD83D\uDE00" (12 bytes, what an ASCII-only
+// encoder such as Python's json.dumps writes for a character outside the
+// BMP), plus postJSONSyntax for member names, the two UUIDs, the enums,
+// punctuation and whitespace. Text that shrinks when normalised (NFD, CRLF)
+// can still be longer than this while valid; such a post is refused 413.
+const MaxPostJSONBytes = maxEscapedChar*(MaxTitle+MaxBody+MaxName+MaxModel+MaxTrigger) + postJSONSyntax
+
+const (
+	// maxEscapedChar is the longest JSON spelling of one character:
+	// len(`\uD83D\uDE00`).
+	maxEscapedChar = 12
+	// postJSONSyntax bounds everything of a post but its text: about 200
+	// bytes written compactly, the rest room for indentation.
+	postJSONSyntax = 4096
+)
+
 // PostRequest is what a client sends to create an entry (SPEC section 2).
 type PostRequest struct {
 	RequestID      string `json:"request_id"`
@@ -67,6 +87,32 @@ func ValidUUID(s string) bool {
 	return true
 }
 
+// requestIDRule is the error message for a request_id that is not one.
+const requestIDRule = "must be a UUID of version 4 (random) or 7 (time-ordered) in canonical form " +
+	"(8-4-4-4-12 hex digits, e.g. 6f1c1f3e-1111-4a4a-8b8b-123456789abc); the nil UUID and other versions are refused"
+
+// ValidRequestID reports whether s is a request_id SPEC section 1 accepts:
+// a canonical UUID of version 4 or 7 with the RFC 9562 variant. Those are
+// the versions a client draws at random (or random after a timestamp), so
+// two clients do not pick the same one; the nil UUID, version 1 (a MAC
+// address and a clock) and hand-made ids such as 11111111-1111-... are
+// refused, since they collide with other clients' posts.
+func ValidRequestID(s string) bool {
+	if !ValidUUID(s) {
+		return false
+	}
+	switch s[14] {
+	case '4', '7':
+	default:
+		return false
+	}
+	switch s[19] {
+	case '8', '9', 'a', 'b', 'A', 'B':
+		return true
+	}
+	return false
+}
+
 // Normalize validates r and returns its normalised form: text fields in NFC
 // with unified newlines, UUIDs in lowercase. Errors are *Error with
 // CodeInvalidRequest and a message naming the field. Normalize is
@@ -75,8 +121,8 @@ func (r PostRequest) Normalize() (PostRequest, error) {
 	if r.RequestID == "" {
 		return r, invalid("request_id", "is required")
 	}
-	if !ValidUUID(r.RequestID) {
-		return r, invalid("request_id", "must be a UUID in canonical form (8-4-4-4-12 hex digits)")
+	if !ValidRequestID(r.RequestID) {
+		return r, invalid("request_id", requestIDRule)
 	}
 	r.RequestID = strings.ToLower(r.RequestID)
 
@@ -100,6 +146,10 @@ func (r PostRequest) Normalize() (PostRequest, error) {
 			return r, invalid(t.name, "is not valid UTF-8")
 		}
 		*t.p = NormalizeText(*t.p)
+		// After normalising, so a "\r" (now "\n") is still accepted.
+		if err := checkControls(t.name, *t.p, strings.HasPrefix(t.name, "actor.")); err != nil {
+			return r, err
+		}
 	}
 
 	switch r.Type {

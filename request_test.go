@@ -181,7 +181,7 @@ func TestValidUUID(t *testing.T) {
 	}{
 		{testRequestID, true},
 		{strings.ToUpper(testRequestID), true},
-		{"00000000-0000-0000-0000-000000000000", true},
+		{"00000000-0000-0000-0000-000000000000", true}, // a UUID, though not a request_id
 		{"", false},
 		{"0f8fad5bd9cb469fa16570867728950e", false},                    // no dashes
 		{"{0f8fad5b-d9cb-469f-a165-70867728950e}", false},              // braces
@@ -202,6 +202,31 @@ func TestValidUUID(t *testing.T) {
 	}
 }
 
+func TestValidRequestID(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{testRequestID, true},
+		{strings.ToUpper(testRequestID), true},
+		{"017f22e2-79b0-7cc3-98c4-dc0c0c07398f", true},
+		{"00000000-0000-0000-0000-000000000000", false},
+		{"00000000-0000-4000-8000-000000000000", true}, // version and variant set: a v4 UUID
+		{"c232ab00-9414-11ec-b3c8-9f6bdeced846", false},
+		{"0f8fad5b-d9cb-469f-a165-70867728950", false},
+		{"0f8fad5b-d9cb-469f-f165-70867728950e", false},
+		{"", false},
+	} {
+		if got := restarea.ValidRequestID(tt.in); got != tt.want {
+			t.Errorf("ValidRequestID(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	_, err := restarea.PostRequest{RequestID: "00000000-0000-0000-0000-000000000000"}.Normalize()
+	if msg := restarea.ErrorMessage(err); !strings.Contains(msg, "version 4") || !strings.Contains(msg, "7") || !strings.Contains(msg, "nil UUID") {
+		t.Fatalf("message %q does not state the rule", msg)
+	}
+}
+
 func TestNormalizeValidation(t *testing.T) {
 	rep := func(s string, n int) string { return strings.Repeat(s, n) }
 	tests := []struct {
@@ -218,6 +243,19 @@ func TestNormalizeValidation(t *testing.T) {
 		{"request_id with space", question, func(r *restarea.PostRequest) { r.RequestID = testRequestID + " " }, "request_id"},
 		{"request_id non-hex", question, func(r *restarea.PostRequest) { r.RequestID = "z" + testRequestID[1:] }, "request_id"},
 		{"request_id uppercase", question, func(r *restarea.PostRequest) { r.RequestID = strings.ToUpper(testRequestID) }, ""},
+		{"request_id nil uuid", question, func(r *restarea.PostRequest) { r.RequestID = "00000000-0000-0000-0000-000000000000" }, "request_id"},
+		{"request_id max uuid", question, func(r *restarea.PostRequest) { r.RequestID = "ffffffff-ffff-ffff-ffff-ffffffffffff" }, "request_id"},
+		{"request_id version 1", question, func(r *restarea.PostRequest) { r.RequestID = "c232ab00-9414-11ec-b3c8-9f6bdeced846" }, "request_id"},
+		{"request_id version 3", question, func(r *restarea.PostRequest) { r.RequestID = "6fa459ea-ee8a-3ca4-894e-db77e160355e" }, "request_id"},
+		{"request_id version 5", question, func(r *restarea.PostRequest) { r.RequestID = "886313e1-3b8a-5372-9b90-0c9aee199e5d" }, "request_id"},
+		{"request_id version 6", question, func(r *restarea.PostRequest) { r.RequestID = "1ec9414c-232a-6b00-b3c8-9f6bdeced846" }, "request_id"},
+		{"request_id version 8", question, func(r *restarea.PostRequest) { r.RequestID = "2489e9ad-2ee2-8e00-8ec9-32d5f69181c0" }, "request_id"},
+		{"request_id hand-made ones", question, func(r *restarea.PostRequest) { r.RequestID = "11111111-1111-1111-1111-111111111111" }, "request_id"},
+		{"request_id version 4 with NCS variant", question, func(r *restarea.PostRequest) { r.RequestID = "0f8fad5b-d9cb-469f-7165-70867728950e" }, "request_id"},
+		{"request_id version 4 with Microsoft variant", question, func(r *restarea.PostRequest) { r.RequestID = "0f8fad5b-d9cb-469f-c165-70867728950e" }, "request_id"},
+		{"request_id version 7", question, func(r *restarea.PostRequest) { r.RequestID = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f" }, ""},
+		{"request_id version 7 uppercase variant B", question, func(r *restarea.PostRequest) { r.RequestID = "017F22E2-79B0-7CC3-B8C4-DC0C0C07398F" }, ""},
+		{"request_id version 4 variant 8", question, func(r *restarea.PostRequest) { r.RequestID = "0f8fad5b-d9cb-469f-8165-70867728950e" }, ""},
 
 		// type
 		{"type missing", question, func(r *restarea.PostRequest) { r.Type = "" }, "type"},
@@ -294,6 +332,39 @@ func TestNormalizeValidation(t *testing.T) {
 		{"actor.name invalid utf-8", question, func(r *restarea.PostRequest) { r.Actor.Name = "\xfe" }, "actor.name"},
 		{"actor.model invalid utf-8", question, func(r *restarea.PostRequest) { r.Actor.Model = "\xc0\xaf" }, "actor.model"}, // overlong
 		{"actor.trigger invalid utf-8", question, func(r *restarea.PostRequest) { r.Actor.Trigger = "x\x80" }, "actor.trigger"},
+
+		// control characters: C0 other than \n and \t, and DEL, in every text field
+		{"body nul", question, func(r *restarea.PostRequest) { r.Body = "a\x00b" }, "body"},
+		{"body esc", question, func(r *restarea.PostRequest) { r.Body = "\x1b[2Jcleared" }, "body"},
+		{"body del", question, func(r *restarea.PostRequest) { r.Body = "a\x7fb" }, "body"},
+		{"body bell", question, func(r *restarea.PostRequest) { r.Body = "\a" }, "body"},
+		{"body unit separator", question, func(r *restarea.PostRequest) { r.Body = "a\x1f" }, "body"},
+		{"body vertical tab", question, func(r *restarea.PostRequest) { r.Body = "a\vb" }, "body"},
+		{"body form feed", question, func(r *restarea.PostRequest) { r.Body = "a\fb" }, "body"},
+		{"body backspace", question, func(r *restarea.PostRequest) { r.Body = "a\bb" }, "body"},
+		{"body tab and newline kept", question, func(r *restarea.PostRequest) { r.Body = "a\tb\nc" }, ""},
+		{"body cr allowed (normalised to lf first)", question, func(r *restarea.PostRequest) { r.Body = "a\rb\r\nc" }, ""},
+		{"body space and tilde kept", question, func(r *restarea.PostRequest) { r.Body = " ~" }, ""},
+		{"body c1 control kept (not C0)", question, func(r *restarea.PostRequest) { r.Body = "a\u0085b" }, ""},
+		{"title nul", question, func(r *restarea.PostRequest) { r.Title = "t\x00" }, "title"},
+		{"title esc", question, func(r *restarea.PostRequest) { r.Title = "\x1b]0;pwned\x07" }, "title"},
+		{"reply title del", reply, func(r *restarea.PostRequest) { r.Title = "\x7f" }, "title"},
+		{"actor.name nul", question, func(r *restarea.PostRequest) { r.Actor.Name = "agent\x00" }, "actor.name"},
+		{"actor.model esc", question, func(r *restarea.PostRequest) { r.Actor.Model = "\x1bm" }, "actor.model"},
+		{"actor.trigger del", question, func(r *restarea.PostRequest) { r.Actor.Trigger = "x\x7f" }, "actor.trigger"},
+		{"actor.name cr allowed", question, func(r *restarea.PostRequest) { r.Actor.Name = "a\rb" }, ""},
+
+		// bidi formatting characters: refused in actor fields only
+		{"actor.name RLO", question, func(r *restarea.PostRequest) { r.Actor.Name = "evil\u202egpt" }, "actor.name"},
+		{"actor.name LRE", question, func(r *restarea.PostRequest) { r.Actor.Name = "\u202aa" }, "actor.name"},
+		{"actor.name PDF", question, func(r *restarea.PostRequest) { r.Actor.Name = "a\u202c" }, "actor.name"},
+		{"actor.model LRI", question, func(r *restarea.PostRequest) { r.Actor.Model = "m\u2066" }, "actor.model"},
+		{"actor.trigger PDI", question, func(r *restarea.PostRequest) { r.Actor.Trigger = "t\u2069" }, "actor.trigger"},
+		{"actor.trigger FSI", question, func(r *restarea.PostRequest) { r.Actor.Trigger = "\u2068t" }, "actor.trigger"},
+		{"actor.name RLM kept (a mark, not an override)", question, func(r *restarea.PostRequest) { r.Actor.Name = "a\u200fb" }, ""},
+		{"actor.name hebrew kept", question, func(r *restarea.PostRequest) { r.Actor.Name = "\u05e9\u05dc\u05d5\u05dd" }, ""},
+		{"title RLO kept", question, func(r *restarea.PostRequest) { r.Title = "a\u202eb" }, ""},
+		{"body RLI kept", question, func(r *restarea.PostRequest) { r.Body = "a\u2067b\u2069" }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

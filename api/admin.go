@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/httpx"
@@ -13,11 +14,17 @@ import (
 
 // requireToken lets a request through only with "Authorization: Bearer
 // TOKEN" carrying the configured token. It runs before routing, so an
-// unauthorised caller learns nothing about which admin paths exist.
+// unauthorised caller learns nothing about which admin paths exist. Failed
+// attempts are throttled per source (authThrottle): past the burst, 429
+// with Retry-After, and the token is not even compared.
 func (s *server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setRoute(w, "/api/v1/admin/")
-		if !s.authorized(r) {
+		switch res, wait := s.checkToken(r); res {
+		case tokenThrottled:
+			s.throttled(w, wait)
+			return
+		case tokenInvalid:
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			httpx.WriteError(w, restarea.Errorf(restarea.CodeUnauthorized, "a valid admin bearer token is required (Authorization: Bearer TOKEN)"))
 			return
@@ -26,20 +33,58 @@ func (s *server) requireToken(next http.Handler) http.Handler {
 	})
 }
 
-// authorized compares SHA-256 digests in constant time: comparing the
-// tokens themselves would reveal the configured token's length through the
-// time subtle.ConstantTimeCompare takes on unequal lengths.
-func (s *server) authorized(r *http.Request) bool {
+// tokenResult is what checkToken found.
+type tokenResult int
+
+const (
+	tokenInvalid   tokenResult = iota // missing, malformed or wrong
+	tokenValid                        // the configured token
+	tokenThrottled                    // not compared: the source has no attempt left
+)
+
+// checkToken judges the request's bearer token under the throttle. A
+// request with no token at all is invalid without spending an attempt: it
+// guesses nothing.
+func (s *server) checkToken(r *http.Request) (tokenResult, time.Duration) {
+	token, ok := bearerToken(r)
+	if !ok {
+		return tokenInvalid, 0
+	}
+	source := httpx.SourceOf(r, s.proxies, s.v6bits)
+	if wait := s.authLimit.take(source); wait > 0 {
+		if s.metrics != nil {
+			s.metrics.authThrottled.Inc()
+		}
+		return tokenThrottled, wait
+	}
+	// SHA-256 digests are compared in constant time: comparing the tokens
+	// themselves would reveal the configured token's length through the
+	// time subtle.ConstantTimeCompare takes on unequal lengths.
+	got := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(got[:], s.token[:]) == 1 {
+		s.authLimit.refund(source)
+		return tokenValid, 0
+	}
+	if s.metrics != nil {
+		s.metrics.authFailures.Inc()
+	}
+	return tokenInvalid, 0
+}
+
+// bearerToken returns the token of an "Authorization: Bearer TOKEN" header.
+func bearerToken(r *http.Request) (string, bool) {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return "", false
 	}
 	token = strings.TrimSpace(token)
-	if token == "" {
-		return false
-	}
-	got := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], s.token[:]) == 1
+	return token, token != ""
+}
+
+// throttled answers a source that spent its failed attempts.
+func (s *server) throttled(w http.ResponseWriter, wait time.Duration) {
+	httpx.WriteError(w, restarea.Errorf(restarea.CodeRateLimited,
+		"too many failed admin authentications from this address; retry later").WithRetryAfter(wait))
 }
 
 // hideEntry is POST /api/v1/admin/entries/{id}/hide.

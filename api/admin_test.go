@@ -63,7 +63,8 @@ func TestAdminUnauthorized(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{}
-			srv := serve(t, f, Config{AdminToken: token})
+			// A burst above the number of paths: the throttle has its own test.
+			srv := serve(t, f, Config{AdminToken: token, AuthBurst: 100})
 			for _, p := range append(adminPaths, struct{ method, path, body string }{http.MethodDelete, "/api/v1/admin/unknown", ""}) {
 				r := do(t, srv, p.method, p.path, p.body, tt.headers...)
 				wantError(t, r, http.StatusUnauthorized, restarea.CodeUnauthorized, "bearer token")

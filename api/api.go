@@ -13,16 +13,18 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/httpx"
 )
 
-// DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
-// The largest valid post (20,000 characters of body, at most 4 bytes each,
-// plus short fields) fits with room to spare.
-const DefaultMaxBodyBytes = 64 << 10
+// DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0:
+// the largest valid post in its largest encoding (restarea.MaxPostJSONBytes,
+// about 244 KiB), so that no valid post is ever refused 413 for how it was
+// escaped.
+const DefaultMaxBodyBytes = restarea.MaxPostJSONBytes
 
 // Config configures the handler returned by New.
 type Config struct {
@@ -39,6 +41,14 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// deciding a post's source (see httpx.ClientAddr).
 	TrustedProxies []netip.Prefix
+	// IPv6SourceBits is the prefix length an IPv6 client is counted by,
+	// for the per-source post limit and the admin throttle
+	// (httpx.SourceKey); 0 means httpx.DefaultIPv6SourceBits (a /64).
+	IPv6SourceBits int
+	// AllowedOrigins are the browser origins, besides the request's own
+	// host, whose state-changing requests are served (httpx.CrossSite);
+	// any other cross-site POST, PUT or DELETE is 403 forbidden.
+	AllowedOrigins []string
 	// Ready reports whether the node can serve: nil error means ready. A
 	// nil Ready means always ready.
 	Ready func() error
@@ -47,6 +57,11 @@ type Config struct {
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes. A
 	// larger body is answered 413 payload_too_large.
 	MaxBodyBytes int64
+	// AuthBurst failed admin authentications a source may make at once,
+	// then one per AuthEvery (429 with Retry-After meanwhile); 0 means
+	// DefaultAuthBurst and DefaultAuthEvery.
+	AuthBurst int
+	AuthEvery time.Duration
 	// Registerer, when not nil, receives restarea_http_requests_total
 	// {route,code} and restarea_http_request_duration_seconds{route}.
 	Registerer prometheus.Registerer
@@ -59,10 +74,16 @@ type server struct {
 	cluster restarea.ClusterService
 	token   [sha256.Size]byte // hash of the admin token
 	proxies []netip.Prefix
+	v6bits  int
+	origins []string
 	ready   func() error
 	log     *slog.Logger
-	maxBody int64
-	metrics *metrics // nil when no Registerer is configured
+	// refusals writes the log lines of 4xx and 503 answers, sampled.
+	refusals *httpx.LogSampler
+	maxBody  int64
+	metrics  *metrics // nil when no Registerer is configured
+	// authLimit throttles failed admin authentications per source.
+	authLimit *authThrottle
 }
 
 // New returns the handler for "/api/", "/healthz" and "/readyz". Every
@@ -79,6 +100,8 @@ func New(cfg Config) http.Handler {
 		svc:     cfg.Service,
 		cluster: cfg.Cluster,
 		proxies: cfg.TrustedProxies,
+		v6bits:  cfg.IPv6SourceBits,
+		origins: cfg.AllowedOrigins,
 		ready:   cfg.Ready,
 		log:     cfg.Logger,
 		maxBody: cfg.MaxBodyBytes,
@@ -90,13 +113,15 @@ func New(cfg Config) http.Handler {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.refusals = httpx.NewLogSampler(s.log, 0)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	if cfg.Registerer != nil {
 		s.metrics = newMetrics(cfg.Registerer, s.log)
 	}
-	return s.observe(s.recoverPanics(s.routes()))
+	s.authLimit = newAuthThrottle(cfg.AuthBurst, cfg.AuthEvery, nil)
+	return s.observe(s.recoverPanics(s.refuseCrossSite(s.routes())))
 }
 
 // fail answers err through the one code→status table of httpx.WriteError.

@@ -9,7 +9,33 @@ import (
 	"github.com/restarea/restarea/httpx"
 )
 
-// clusterStatus is GET /api/v1/cluster.
+// publicMember is a member as GET /api/v1/cluster shows it to anyone: who
+// it is and whether it votes, not where it listens.
+type publicMember struct {
+	ID       string `json:"id"`
+	Suffrage string `json:"suffrage"`
+}
+
+// publicStatus is restarea.ClusterStatus without the addresses: the raft
+// addresses and HTTP URLs of the members (the leader's URL too) are for
+// operators. The rest (leader id, term, indexes, log format, member ids)
+// stays public, for load balancers, probes and the tools.
+type publicStatus struct {
+	NodeID       string         `json:"node_id"`
+	State        string         `json:"state"`
+	LeaderID     string         `json:"leader_id"`
+	Term         uint64         `json:"term"`
+	CommitIndex  uint64         `json:"commit_index"`
+	AppliedIndex uint64         `json:"applied_index"`
+	LogFormat    int            `json:"log_format"`
+	Members      []publicMember `json:"members"`
+}
+
+// clusterStatus is GET /api/v1/cluster. A caller with the admin bearer
+// token gets the whole status, addresses included (as the admin route
+// /api/v1/admin/cluster/members does); anyone else gets publicStatus. A
+// wrong token is not refused here (the route is public) but counts as a
+// failed admin authentication all the same, under the same throttle.
 func (s *server) clusterStatus(w http.ResponseWriter, r *http.Request) {
 	st, err := s.cluster.ClusterStatus(r.Context())
 	if err != nil {
@@ -19,7 +45,23 @@ func (s *server) clusterStatus(w http.ResponseWriter, r *http.Request) {
 	if st.Members == nil {
 		st.Members = []restarea.Member{}
 	}
-	httpx.WriteData(w, http.StatusOK, st)
+	if s.admin != nil && r.Header.Get("Authorization") != "" {
+		// A throttled source is not told whether its token was right:
+		// it gets the public view, as with a wrong token.
+		if res, _ := s.checkToken(r); res == tokenValid {
+			httpx.WriteData(w, http.StatusOK, st)
+			return
+		}
+	}
+	pub := publicStatus{
+		NodeID: st.NodeID, State: st.State, LeaderID: st.LeaderID, Term: st.Term,
+		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, LogFormat: st.LogFormat,
+		Members: make([]publicMember, len(st.Members)),
+	}
+	for i, m := range st.Members {
+		pub.Members[i] = publicMember{ID: m.ID, Suffrage: m.Suffrage}
+	}
+	httpx.WriteData(w, http.StatusOK, pub)
 }
 
 // clusterMembers is GET /api/v1/admin/cluster/members.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/node/nodetest"
 )
@@ -20,7 +21,7 @@ import (
 // These tests run the REST API over real HTTP on loopback against a real
 // node: raft, bbolt, the state machine — every endpoint and error code.
 
-const token = "e2e-admin-token"
+const token = "e2e-admin-token-0123456789"
 
 type answer struct {
 	status int
@@ -185,7 +186,7 @@ func TestEndToEndBadInput(t *testing.T) {
 		a := do(t, "POST", entries, "", tc.body)
 		expect(t, tc.name, a, 400, "invalid_request")
 	}
-	expect(t, "huge body", do(t, "POST", entries, "", strings.Repeat("x", 100<<10)), 413, "payload_too_large")
+	expect(t, "huge body", do(t, "POST", entries, "", strings.Repeat("x", restarea.MaxPostJSONBytes+1)), 413, "payload_too_large")
 	expect(t, "wrong method", do(t, "GET", entries, "", nil), 405, "method_not_allowed")
 	expect(t, "bad limit", do(t, "GET", n.URL()+"/api/v1/threads?limit=500", "", nil), 400, "invalid_request")
 	expect(t, "bad cursor", do(t, "GET", n.URL()+"/api/v1/threads?cursor=%%%", "", nil), 400, "invalid_request")
@@ -228,6 +229,25 @@ func TestEndToEndPagingAndBackup(t *testing.T) {
 	st := do(t, "GET", base+"/api/v1/cluster", "", nil)
 	if st.status != 200 || st.data["node_id"] != n.ID() || st.data["state"] != "leader" {
 		t.Fatalf("cluster status: %d %v", st.status, st.data)
+	}
+	// Addresses are for operators: the public view names the members and
+	// the leader, not where they listen.
+	members := st.data["members"].([]any)
+	if len(members) != 1 || members[0].(map[string]any)["id"] != n.ID() || st.data["leader_id"] != n.ID() || st.data["term"] == nil {
+		t.Fatalf("public cluster status lacks members or leader: %v", st.data)
+	}
+	if _, ok := st.data["leader_url"]; ok {
+		t.Fatalf("public cluster status shows leader_url: %v", st.data)
+	}
+	if m := members[0].(map[string]any); m["raft_addr"] != nil || m["url"] != nil {
+		t.Fatalf("public cluster status shows a member's addresses: %v", m)
+	}
+	st = do(t, "GET", base+"/api/v1/cluster", token, nil)
+	if m := st.data["members"].([]any)[0].(map[string]any); m["raft_addr"] == "" || m["raft_addr"] == nil || m["url"] == nil || st.data["leader_url"] == nil {
+		t.Fatalf("cluster status with the admin token lacks addresses: %v", st.data)
+	}
+	if wrong := do(t, "GET", base+"/api/v1/cluster", "not-the-admin-token-at-all", nil); wrong.status != 200 || wrong.data["leader_url"] != nil {
+		t.Fatalf("cluster status with a wrong token: %d %v", wrong.status, wrong.data)
 	}
 	req, _ := http.NewRequest("GET", base+"/api/v1/admin/backup", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

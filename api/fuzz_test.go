@@ -39,6 +39,11 @@ func FuzzPostEntries(f *testing.F) {
 		`{"request_id":"` + requestID + `","request_id":"` + requestID + `"}`,
 		"\ufeff" + valid,
 		strings.Repeat("[", 10000),
+		strings.Replace(valid, "Why?", `a\u0000b`, 1),
+		strings.Replace(valid, "Why?", `\u001b[2J\r\n`, 1),
+		strings.Replace(valid, `"name":"agent"`, `"name":"agent\u202e"`, 1),
+		strings.Replace(valid, strings.ToUpper(requestID), "00000000-0000-0000-0000-000000000000", 1),
+		strings.Replace(valid, strings.ToUpper(requestID), "c232ab00-9414-11ec-b3c8-9f6bdeced846", 1),
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

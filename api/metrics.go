@@ -12,8 +12,10 @@ import (
 // metrics are the HTTP metrics of the REST API. Labels are route patterns
 // and status codes, never raw paths, so their number stays bounded.
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	authFailures  prometheus.Counter
+	authThrottled prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
@@ -27,6 +29,14 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 			Help:    "Time to answer a REST API request, by route pattern.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"})),
+		authFailures: register(reg, log, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_admin_auth_failures_total",
+			Help: "Admin bearer tokens that were compared and wrong.",
+		})),
+		authThrottled: register(reg, log, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_admin_auth_throttled_total",
+			Help: "Admin requests refused 429 because their source spent its failed authentications.",
+		})),
 	}
 }
 

@@ -62,30 +62,42 @@ func (s *server) observe(next http.Handler) http.Handler {
 			rec.status = http.StatusOK
 		}
 		level := slog.LevelDebug
+		refusal := false
 		switch {
 		case rec.status == http.StatusServiceUnavailable:
 			// No leader, not ready, outcome unknown: expected during
 			// failover and from health probes, not a fault of this node.
-			level = slog.LevelWarn
+			level, refusal = slog.LevelWarn, true
 		case rec.status >= 500:
 			level = slog.LevelError
 		case rec.status >= 400:
-			level = slog.LevelInfo
+			// A refusal is the client's doing: anyone can send them as
+			// fast as they like, so they are sampled (httpx.LogSampler)
+			// and counted in full by the metrics.
+			level, refusal = slog.LevelInfo, true
 		}
 		// Enabled first: most requests are 2xx logged at Debug, usually
 		// off, and the source address is not free to compute.
-		if s.log.Enabled(r.Context(), level) {
-			s.log.Log(r.Context(), level, "http request",
-				"method", r.Method,
-				"path", r.URL.Path,
-				"status", rec.status,
-				"duration", elapsed,
-				"source", httpx.ClientAddr(r, s.proxies))
+		if refusal && s.refusals.Enabled(r.Context(), level) {
+			s.refusals.Log(r.Context(), level, "http request", s.requestAttrs(r, rec.status, elapsed)...)
+		} else if !refusal && s.log.Enabled(r.Context(), level) {
+			s.log.Log(r.Context(), level, "http request", s.requestAttrs(r, rec.status, elapsed)...)
 		}
 		if s.metrics != nil {
 			s.metrics.observe(rec.route, rec.status, elapsed)
 		}
 	})
+}
+
+// requestAttrs are the attributes of a request's log line.
+func (s *server) requestAttrs(r *http.Request, status int, elapsed time.Duration) []any {
+	return []any{
+		"method", r.Method,
+		"path", r.URL.Path,
+		"status", status,
+		"duration", elapsed,
+		"source", httpx.ClientAddr(r, s.proxies),
+	}
 }
 
 // recoverPanics turns a panic into a logged 500 internal answer, so one bad

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
 )
 
 func TestMethodNotAllowed(t *testing.T) {
@@ -166,8 +167,10 @@ func TestRequestLog(t *testing.T) {
 		mention string
 	}{
 		{"2xx at debug", &fake{}, http.MethodPost, "/api/v1/entries", question(secret), "level=DEBUG", "status=201", ""},
-		{"4xx at info", &fake{}, http.MethodPost, "/api/v1/entries", `{"body":"` + secret, "level=INFO", "status=400", ""},
-		{"401 at info", &fake{}, http.MethodGet, "/api/v1/admin/settings", "", "level=INFO", "status=401", ""},
+		// At Debug every refusal is logged, at Debug (TestRefusalLogSampled:
+		// at Info they are sampled).
+		{"4xx at debug", &fake{}, http.MethodPost, "/api/v1/entries", `{"body":"` + secret, "level=DEBUG", "status=400", ""},
+		{"401 at debug", &fake{}, http.MethodGet, "/api/v1/admin/settings", "", "level=DEBUG", "status=401", ""},
 		{"5xx at error", &fake{err: errors.New("disk gone")}, http.MethodGet, "/api/v1/threads?cursor=" + secret, "", "level=ERROR", "status=500", "disk gone"},
 		{"panic logged", &fake{panicWith: "boom"}, http.MethodGet, "/api/v1/threads", "", "level=ERROR", "status=500", "panic=boom"},
 	}
@@ -259,4 +262,35 @@ func TestNewRequiresService(t *testing.T) {
 		}
 	}()
 	New(Config{})
+}
+
+// A flood of bad requests used to write one info line each: the log grew
+// as fast as the attacker sent. At Info, refusals are sampled (a burst of
+// httpx.DefaultLogLinesPerSecond), and the metrics still count them all.
+func TestRefusalLogSampled(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	reg := prometheus.NewRegistry()
+	h := New(Config{Service: &fake{}, Logger: logger, Registerer: reg})
+	const flood = 500
+	for range flood {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/entries", strings.NewReader("{"))
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	lines := strings.Count(logs.String(), "status=400")
+	if lines < 1 || lines > 2*httpx.DefaultLogLinesPerSecond {
+		t.Fatalf("%d log lines for %d refusals", lines, flood)
+	}
+	mfs, _ := reg.Gather()
+	counted := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == "restarea_http_requests_total" {
+			for _, m := range mf.GetMetric() {
+				counted += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if counted != flood {
+		t.Fatalf("metrics counted %v of %d requests", counted, flood)
+	}
 }

@@ -50,7 +50,7 @@ func (s *server) post(w http.ResponseWriter, r *http.Request, call postFunc, que
 		s.fail(w, r, restarea.Errorf(restarea.CodeInvalidRequest, "type must be question: operators post questions only"))
 		return
 	}
-	meta := restarea.PostMeta{Source: httpx.ClientAddr(r, s.proxies), Channel: restarea.ChannelHTTP}
+	meta := restarea.PostMeta{Source: httpx.SourceOf(r, s.proxies, s.v6bits), Channel: restarea.ChannelHTTP}
 	res, err := call(r.Context(), req, meta)
 	if err != nil {
 		s.fail(w, r, err)

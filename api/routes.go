@@ -93,6 +93,31 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h(w, r)
 }
 
+// crossSiteRoute labels the requests refuseCrossSite answers, in logs and
+// metrics.
+const crossSiteRoute = "cross-site"
+
+// refuseCrossSite answers 403 to a state-changing request (any method but
+// GET, HEAD and OPTIONS: posts and every admin change) that a browser sent
+// for a page of another site, with the rule /mcp uses (httpx.CrossSite).
+// Reads stay open to every page: they are public, and a browser does not
+// let the other site read the answer. Clients that send no Origin, such as
+// curl -d and the SDKs, are served.
+func (s *server) refuseCrossSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if reason, refused := httpx.CrossSite(r, s.origins); refused {
+				setRoute(w, crossSiteRoute)
+				httpx.WriteError(w, restarea.Errorf(restarea.CodeForbidden, "%s", reason))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func notFound(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteError(w, restarea.Errorf(restarea.CodeNotFound, "no such endpoint: %s", r.URL.Path))
 }

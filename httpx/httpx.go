@@ -97,24 +97,68 @@ func ClientAddr(r *http.Request, proxies []netip.Prefix) string {
 	return peer.String()
 }
 
+// DefaultIPv6SourceBits is how many leading bits of an IPv6 address name
+// one source when none is configured: a /64 is what one subscriber or one
+// host is routinely given, so any address inside it is the same client.
+const DefaultIPv6SourceBits = 64
+
+// SourceKey turns a client address (as ClientAddr returns it) into the
+// source the limits count by: an IPv4 address is itself, an IPv6 address
+// is its prefix of v6bits bits ("2001:db8:1:2::/64"), since whoever holds
+// one IPv6 address can usually pick any other in the same /64. v6bits of 0
+// means DefaultIPv6SourceBits; 128 counts every address apart (and still
+// writes the "/128"). The result depends only on its arguments, so every
+// node turns one client into the same string, which the replicated
+// per-source limit counts. A string that is not an address is returned
+// as it is.
+func SourceKey(addr string, v6bits int) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	if v6bits <= 0 || v6bits > 128 {
+		v6bits = DefaultIPv6SourceBits
+	}
+	return netip.PrefixFrom(a.WithZone(""), v6bits).Masked().String()
+}
+
+// SourceOf is SourceKey of ClientAddr: the source r counts as.
+func SourceOf(r *http.Request, proxies []netip.Prefix, v6bits int) string {
+	return SourceKey(ClientAddr(r, proxies), v6bits)
+}
+
 type sourceKey struct{}
 
-// WithSource returns ctx carrying the client address addr.
+// WithSource returns ctx carrying the source addr (see SourceKey).
 func WithSource(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, sourceKey{}, addr)
 }
 
-// Source returns the client address stored by WithSource, or "".
+// Source returns the source stored by WithSource, or "".
 func Source(ctx context.Context) string {
 	s, _ := ctx.Value(sourceKey{}).(string)
 	return s
 }
 
-// SourceMiddleware stores ClientAddr(r) in each request's context, where
+// SourceMiddleware stores SourceOf(r) in each request's context, where
 // handlers that cannot see the request (MCP tools) find it with Source.
-func SourceMiddleware(proxies []netip.Prefix, next http.Handler) http.Handler {
+func SourceMiddleware(proxies []netip.Prefix, v6bits int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(WithSource(r.Context(), ClientAddr(r, proxies))))
+		next.ServeHTTP(w, r.WithContext(WithSource(r.Context(), SourceOf(r, proxies, v6bits))))
+	})
+}
+
+// NoSniff sets "X-Content-Type-Options: nosniff" on every answer of next,
+// so that no browser takes a JSON answer, a Markdown file or an error for
+// HTML or script whatever text an entry holds.
+func NoSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -127,6 +171,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }

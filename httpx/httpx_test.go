@@ -137,6 +137,34 @@ func TestClientAddr(t *testing.T) {
 	}
 }
 
+// Every address of an IPv6 /64 is one source: whoever has one can use
+// any of the 2^64, and counted apart they would never meet a limit.
+func TestSourceKey(t *testing.T) {
+	for _, tt := range []struct {
+		addr string
+		bits int
+		want string
+	}{
+		{"192.0.2.1", 0, "192.0.2.1"},
+		{"192.0.2.1", 48, "192.0.2.1"},
+		{"::ffff:192.0.2.1", 0, "192.0.2.1"},
+		{"2001:db8:1:2:3:4:5:6", 0, "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:ffff:ffff:ffff:ffff", 64, "2001:db8:1:2::/64"},
+		{"2001:DB8:1:2::1", 64, "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:3:4:5:6", 48, "2001:db8:1::/48"},
+		{"2001:db8:1:2:3:4:5:6", 56, "2001:db8:1::/56"},
+		{"2001:db8:1:2:3:4:5:6", 128, "2001:db8:1:2:3:4:5:6/128"},
+		{"2001:db8:1:2:3:4:5:6", 200, "2001:db8:1:2::/64"},
+		{"fe80::1%eth0", 64, "fe80::/64"},
+		{"::1", 64, "::/64"},
+		{"not-an-address", 64, "not-an-address"},
+	} {
+		if got := httpx.SourceKey(tt.addr, tt.bits); got != tt.want {
+			t.Errorf("SourceKey(%q, %d) = %q, want %q", tt.addr, tt.bits, got, tt.want)
+		}
+	}
+}
+
 func TestSourceMiddleware(t *testing.T) {
 	if got := httpx.Source(context.Background()); got != "" {
 		t.Fatalf("Source of a bare context = %q", got)
@@ -154,12 +182,14 @@ func TestSourceMiddleware(t *testing.T) {
 		{"no proxies", nil, "203.0.113.5:1", "198.51.100.7", "203.0.113.5"},
 		{"trusted proxy", prefixes(t, "10.0.0.0/8"), "10.1.1.1:1", "198.51.100.7", "198.51.100.7"},
 		{"untrusted peer", prefixes(t, "10.0.0.0/8"), "203.0.113.5:1", "198.51.100.7", "203.0.113.5"},
+		{"ipv6 peer counts by its /64", nil, "[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:1", "", "2001:db8:1:2::/64"},
+		{"ipv6 behind a trusted proxy", prefixes(t, "10.0.0.0/8"), "10.1.1.1:1", "2001:db8:1:2::99", "2001:db8:1:2::/64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got string
 			called := false
-			h := httpx.SourceMiddleware(tt.proxies, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := httpx.SourceMiddleware(tt.proxies, 0, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				called = true
 				got = httpx.Source(r.Context())
 				w.WriteHeader(http.StatusTeapot)

@@ -10,8 +10,15 @@ import (
 
 // Defaults applied by NewServer and NewHandler to zero Config members.
 const (
-	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxBodyBytes fits the largest valid post_entry call: the
+	// largest post in its largest encoding (restarea.MaxPostJSONBytes, the
+	// REST API's cap) inside a JSON-RPC tools/call envelope.
+	DefaultMaxBodyBytes = restarea.MaxPostJSONBytes + envelopeBytes
 	DefaultCallTimeout  = 30 * time.Second
+
+	// envelopeBytes bounds the JSON-RPC request around the arguments
+	// ({"jsonrpc","id","method":"tools/call","params":{"name","_meta"}}).
+	envelopeBytes = 4096
 )
 
 // Config configures the MCP endpoint of a node.
@@ -22,6 +29,9 @@ type Config struct {
 	// deciding a post's source (httpx.ClientAddr). The source never comes
 	// from anything else a client sends.
 	TrustedProxies []netip.Prefix
+	// IPv6SourceBits is the prefix length an IPv6 client is counted by
+	// (httpx.SourceKey); 0 means httpx.DefaultIPv6SourceBits (a /64).
+	IPv6SourceBits int
 	// AllowedOrigins are exact origins (e.g. "https://example.org")
 	// accepted besides those naming the request's own host.
 	AllowedOrigins []string

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strings"
 	"time"
 
@@ -20,8 +20,9 @@ import (
 // NewHandler returns the /mcp endpoint of a node: Streamable HTTP in
 // stateless mode (no session affinity, so consecutive calls may reach
 // different nodes) with plain JSON answers. Before the SDK sees a request
-// it enforces, in order: the Origin rule (a present Origin must name the
-// request's host or be listed in cfg.AllowedOrigins, else 403); DNS
+// it enforces, in order: the Origin rule of httpx.CrossSite (a present
+// Origin must name the request's host or be listed in cfg.AllowedOrigins,
+// and "Sec-Fetch-Site: cross-site" needs an allowed Origin, else 403); DNS
 // rebinding protection on loopback listeners; a body of at most
 // cfg.MaxBodyBytes (413) read within cfg.CallTimeout (408). The client
 // address for post_entry comes from the peer under the trusted-proxy rule.
@@ -38,18 +39,21 @@ func NewHandler(cfg Config) http.Handler {
 			// version also refuses a trusted reverse proxy on loopback.
 			DisableLocalhostProtection: true,
 		})
-	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, streamable)}
+	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, cfg.IPv6SourceBits, streamable),
+		refusals: httpx.NewLogSampler(cfg.Logger, 0)}
 }
 
 type handler struct {
 	cfg  Config
 	next http.Handler
+	// refusals logs refused requests, sampled: anyone can send them.
+	refusals *httpx.LogSampler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !originAllowed(r, h.cfg.AllowedOrigins) {
-		h.cfg.Logger.Info("mcp: foreign origin refused", "origin", r.Header.Get("Origin"), "host", r.Host)
-		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, fmt.Sprintf("forbidden: Origin %q is not allowed", r.Header.Get("Origin")))
+	if reason, refused := httpx.CrossSite(r, h.cfg.AllowedOrigins); refused {
+		h.refusals.Log(r.Context(), slog.LevelInfo, "mcp: cross-site request refused", "origin", r.Header.Get("Origin"), "host", r.Host)
+		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, "forbidden: "+reason)
 		return
 	}
 	if h.rebinding(r) {
@@ -105,44 +109,6 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	default:
 		return nil, http.StatusBadRequest, fmt.Errorf("reading request body: %v", err)
 	}
-}
-
-// originAllowed implements the Origin rule of the MCP transport's security
-// section: clients that send no Origin (agents, CLIs) are allowed; a
-// browser's Origin must be the request's own host or a configured one.
-// "null" and unparsable origins are foreign.
-func originAllowed(r *http.Request, allowed []string) bool {
-	for _, o := range r.Header.Values("Origin") {
-		if !oneOriginAllowed(o, r.Host, allowed) {
-			return false
-		}
-	}
-	return true
-}
-
-func oneOriginAllowed(origin, host string, allowed []string) bool {
-	origin = strings.TrimSpace(origin)
-	for _, a := range allowed {
-		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return hostPort(u.Scheme, u.Host) == hostPort(u.Scheme, host)
-}
-
-// hostPort lowercases h and drops the scheme's default port, so that
-// "Example.org:443" and "example.org" compare equal under https.
-func hostPort(scheme, h string) string {
-	h = strings.ToLower(h)
-	def := ":80"
-	if scheme == "https" {
-		def = ":443"
-	}
-	return strings.TrimSuffix(h, def)
 }
 
 // rebinding reports a request that reached a loopback listener under a

@@ -289,27 +289,3 @@ func TestSlowBody(t *testing.T) {
 		t.Errorf("status %d, want 408", resp.StatusCode)
 	}
 }
-
-func TestOriginRule(t *testing.T) {
-	tests := []struct {
-		origin, host string
-		allowed      []string
-		want         bool
-	}{
-		{"https://rest.example", "rest.example", nil, true},
-		{"https://rest.example", "rest.example:443", nil, true},
-		{"https://rest.example:443", "rest.example", nil, true},
-		{"http://rest.example", "rest.example:80", nil, true},
-		{"http://rest.example:8080", "rest.example:8080", nil, true},
-		{"http://rest.example:8080", "rest.example:8081", nil, false},
-		{"https://rest.example", "rest.example:80", nil, false},
-		{"https://app.example", "rest.example", []string{"https://app.example/"}, true},
-		{"https://app.example.evil", "rest.example", []string{"https://app.example"}, false},
-		{"javascript://rest.example", "rest.example", nil, false},
-	}
-	for _, tt := range tests {
-		if got := oneOriginAllowed(tt.origin, tt.host, tt.allowed); got != tt.want {
-			t.Errorf("origin %q host %q allowed %v: %v, want %v", tt.origin, tt.host, tt.allowed, got, tt.want)
-		}
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
 )
 
 // RelayConfig configures NewRelay. Zero members get defaults.
@@ -69,7 +70,7 @@ func NewRelay(servers []string, cfg RelayConfig) *sdk.Server {
 		})
 	for _, tool := range Tools() {
 		if tool.Name == ToolNewRequestID {
-			s.AddTool(tool, guard(tool.Name, newRequestID, cfg.AttemptTimeout, cfg.Logger))
+			s.AddTool(tool, guard(tool.Name, newRequestID, cfg.AttemptTimeout, cfg.Logger, httpx.NewLogSampler(cfg.Logger, 0)))
 			continue
 		}
 		s.AddTool(tool, r.forward)

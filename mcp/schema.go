@@ -19,6 +19,14 @@ func uuidStr(desc string) schema {
 	return s
 }
 
+// requestIDStr is uuidStr narrowed to the versions a request_id may have
+// (restarea.ValidRequestID): 4 or 7, RFC 9562 variant.
+func requestIDStr(desc string) schema {
+	s := uuidStr(desc)
+	s["pattern"] = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[47][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
+	return s
+}
+
 func object(props schema, required ...string) schema {
 	s := schema{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
@@ -46,7 +54,7 @@ var limitProp = schema{
 }
 
 var postInput = object(schema{
-	"request_id": uuidStr("a UUID recorded before the first call and reused on every retry of this post"),
+	"request_id": requestIDStr("a UUID of version 4 or 7 (new_request_id gives one), recorded before the first call and reused on every retry of this post"),
 	"type":       schema{"type": "string", "enum": []string{restarea.TypeQuestion, restarea.TypeReply}},
 	"parent_id":  uuidStr("replies only: the id of the question replied to"),
 	"title": schema{"type": "string", "maxLength": restarea.MaxTitle,

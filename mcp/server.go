@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
 )
 
 // toolFunc answers one tool call from its raw arguments.
@@ -44,8 +45,9 @@ func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 		ToolListReplies:  t.listReplies,
 		ToolGetReply:     t.getReply,
 	}
+	busy := httpx.NewLogSampler(cfg.Logger, 0)
 	for _, tool := range Tools() {
-		s.AddTool(tool, guard(tool.Name, funcs[tool.Name], cfg.CallTimeout, cfg.Logger))
+		s.AddTool(tool, guard(tool.Name, funcs[tool.Name], cfg.CallTimeout, cfg.Logger, busy))
 	}
 	return s
 }
@@ -54,7 +56,10 @@ func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 // into a 500 result (the SDK does not recover), and renders the Result.
 // The call runs in its own goroutine so that a service that ignores its
 // context still cannot hold the answer past the timeout.
-func guard(name string, f toolFunc, timeout time.Duration, log *slog.Logger) sdk.ToolHandler {
+//
+// A 503 (no leader, overload) is logged through busy, sampled, since
+// clients can make any number of them; other 5xx are logged in full.
+func guard(name string, f toolFunc, timeout time.Duration, log *slog.Logger, busy *httpx.LogSampler) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -79,7 +84,10 @@ func guard(name string, f toolFunc, timeout time.Duration, log *slog.Logger) sdk
 			log.Warn("mcp tool call timed out", "tool", name, "timeout", timeout)
 			r = errorResult(timeoutError())
 		}
-		if r.HTTPStatus >= http.StatusInternalServerError {
+		switch {
+		case r.HTTPStatus == http.StatusServiceUnavailable:
+			busy.Log(ctx, slog.LevelWarn, "mcp tool failed", "tool", name, "status", r.HTTPStatus, "code", errCode(r))
+		case r.HTTPStatus >= http.StatusInternalServerError:
 			log.Warn("mcp tool failed", "tool", name, "status", r.HTTPStatus, "code", errCode(r))
 		}
 		return r.callToolResult(), nil

@@ -45,7 +45,7 @@ func (s *site) home(w http.ResponseWriter, r *http.Request) {
 	}
 	d := homeData{
 		frame:   frame{Title: "Recent threads", Canonical: s.base + "/"},
-		Threads: page.Threads,
+		Threads: shownAll(page.Threads),
 		Paged:   cursor != "",
 	}
 	if d.Paged {
@@ -75,7 +75,7 @@ func (s *site) loadThread(r *http.Request, id string) (threadView, error) {
 	if err != nil {
 		return threadView{}, err
 	}
-	v := threadView{Q: q}
+	v := threadView{Q: shown(q)}
 	cursor := ""
 	for calls := 0; calls < maxReplies; calls++ {
 		// Asking for no more than the bound leaves, when the bound is
@@ -86,7 +86,7 @@ func (s *site) loadThread(r *http.Request, id string) (threadView, error) {
 		if err != nil {
 			return threadView{}, err
 		}
-		v.Replies = append(v.Replies, p.Replies...)
+		v.Replies = append(v.Replies, shownAll(p.Replies)...)
 		if p.NextCursor == nil {
 			if len(v.Replies) > maxReplies {
 				break
@@ -163,6 +163,7 @@ func (s *site) reply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	q, rep = shown(q), shown(rep)
 	title := "Reply to " + q.Title
 	if rep.Title != "" {
 		title = rep.Title

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func (s *site) classify(r *http.Request, err error) failure {
 		if secs < 1 {
 			secs = 1
 		}
-		s.log.Warn("web: service busy", "path", r.URL.Path, "code", code)
+		s.busy.Log(r.Context(), slog.LevelWarn, "web: service busy", "path", r.URL.Path, "code", code)
 		return failure{status: status, retryAfter: secs}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/httpx"
 )
 
 // Config is what the pages need from a node.
@@ -29,9 +30,11 @@ type Config struct {
 
 // site is one configured set of pages.
 type site struct {
-	svc   restarea.Service
-	base  string
-	log   *slog.Logger
+	svc  restarea.Service
+	base string
+	log  *slog.Logger
+	// busy logs 429 and 503 pages, sampled: anyone can cause them.
+	busy  *httpx.LogSampler
 	pages pages
 	guide guideDocs
 }
@@ -50,6 +53,7 @@ func New(cfg Config) http.Handler {
 		svc:   cfg.Service,
 		base:  base,
 		log:   log,
+		busy:  httpx.NewLogSampler(log, 0),
 		pages: mustParsePages(),
 		guide: buildGuide(base),
 	}

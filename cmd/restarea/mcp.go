@@ -61,7 +61,7 @@ func runMCP(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	relay := mcp.NewRelay(urls, mcp.RelayConfig{Logger: logger, Version: version})
+	relay := mcp.NewRelay(urls, mcp.RelayConfig{Logger: logger, Version: buildVersion()})
 	err := relay.Run(ctx, &sdk.StdioTransport{})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		logger.Error("restarea mcp", "err", err)

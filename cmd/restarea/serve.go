@@ -29,13 +29,17 @@ func runServe(args []string) int {
 	nodeID := fs.String("node-id", "", "node id (default: generated once and kept in the data dir)")
 	publicURL := fs.String("public-url", "", "base of entry urls, the same on every node (default: http://HTTP-ADDR)")
 	advURL := fs.String("advertise-url", "", "this node's own base URL as other nodes reach it (default: http://HTTP-ADDR)")
-	adminToken := fs.String("admin-token", "", "bearer token for /api/v1/admin/ (empty: admin API off)")
+	adminToken := fs.String("admin-token", "", "bearer token for /api/v1/admin/, at least 16 bytes (empty: admin API off)")
+	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of ps)")
 	perSource := fs.String("rate-per-source", "30/m", "post attempts per source, e.g. 30/m")
 	global := fs.String("rate-global", "2000/h", "new entries site-wide, e.g. 2000/h")
 	retention := fs.String("retention", "90d", "how long entries are kept")
 	tombRetention := fs.String("tombstone-retention", "30d", "how long deleted entries' request_ids are remembered")
 	proxies := fs.String("trusted-proxies", "", "comma-separated IPs/CIDRs whose X-Forwarded-For is believed")
-	origins := fs.String("allowed-origins", "", "comma-separated extra Origins allowed on /mcp")
+	origins := fs.String("allowed-origins", "", "comma-separated browser Origins, besides the node's own, allowed to post (REST) and to call /mcp")
+	v6bits := fs.Int("ipv6-source-prefix", 64, "IPv6 clients are counted by this prefix length (1-128) for limits and connection caps")
+	maxConns := fs.Int("max-connections", 4096, "cap on open connections to --http-addr (negative: none)")
+	maxConnsSource := fs.Int("max-connections-per-source", 256, "cap on open connections from one source (trusted proxies exempt; negative: none)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's /debug/pprof/ on this address (off when empty; keep it on loopback)")
 	join := fs.String("join", "", "comma-separated URLs of cluster members to join (or, with --bootstrap-expect, to form a cluster with)")
@@ -69,10 +73,17 @@ func runServe(args []string) int {
 	tuneGC()
 	cfg := d
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
-	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL, cfg.AdminToken = *nodeID, *publicURL, *advURL, *adminToken
+	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL = *nodeID, *publicURL, *advURL
 	cfg.SnapshotThreshold, cfg.TrailingLogs, cfg.SyncState = *snapThreshold, *trailing, *syncState
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
-	cfg.Logger, cfg.Version = logger, version
+	cfg.Logger, cfg.Version = logger, buildVersion()
+	cfg.IPv6SourceBits, cfg.MaxConns, cfg.MaxConnsPerSource = *v6bits, *maxConns, *maxConnsSource
+	if *v6bits < 1 || *v6bits > 128 {
+		return fail("--ipv6-source-prefix %d: want 1 to 128", *v6bits)
+	}
+	if *maxConns == 0 || *maxConnsSource == 0 {
+		return fail("--max-connections and --max-connections-per-source must not be 0 (negative: no cap)")
+	}
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
 		return fail("--rate-per-source: %v", err)
@@ -101,9 +112,14 @@ func runServe(args []string) int {
 		}
 	}
 	cfg.BootstrapExpect = *expect
-	if cfg.ClusterSecret, err = loadSecret(*secret, *secretFile); err != nil {
+	if cfg.ClusterSecret, err = loadSecret("cluster-secret", *secret, *secretFile); err != nil {
 		return fail("%v", err)
 	}
+	token, err := loadSecret("admin-token", *adminToken, *adminTokenFile)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg.AdminToken = string(token)
 	if *tlsCert != "" || *tlsKey != "" || *tlsCA != "" {
 		if cfg.TLS, err = transport.LoadTLS(*tlsCert, *tlsKey, *tlsCA); err != nil {
 			return fail("tls: %v", err)
@@ -132,16 +148,17 @@ func runServe(args []string) int {
 	return 0
 }
 
-// loadSecret returns the cluster secret from the flag or the file (not
-// both); surrounding whitespace in the file is ignored.
-func loadSecret(value, file string) ([]byte, error) {
+// loadSecret returns the secret of flag --name from its value or from
+// the file of --name-file (not both); surrounding whitespace in the file
+// is ignored.
+func loadSecret(name, value, file string) ([]byte, error) {
 	switch {
 	case value != "" && file != "":
-		return nil, fmt.Errorf("give --cluster-secret or --cluster-secret-file, not both")
+		return nil, fmt.Errorf("give --%s or --%s-file, not both", name, name)
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("--cluster-secret-file: %v", err)
+			return nil, fmt.Errorf("--%s-file: %v", name, err)
 		}
 		return []byte(strings.TrimSpace(string(b))), nil
 	}

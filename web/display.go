@@ -1,0 +1,31 @@
+package web
+
+import "github.com/restarea/restarea"
+
+// shown returns e as pages display it (HTML and Markdown alike): its title
+// and actor fields without bidi formatting characters, which could make a
+// name or a title reorder the text around it ("gpt\u202e4" shown as
+// another model), and every field without the control characters of
+// entries stored before they were refused. The body keeps its bidi
+// characters, which right-to-left writing needs; it is displayed as a
+// block of its own (a fence in Markdown, a dir="auto" element in HTML), so
+// they do not reach past it. New posts cannot carry either kind in actor
+// fields, nor controls anywhere (restarea.PostRequest.Normalize).
+func shown(e restarea.Entry) restarea.Entry {
+	e.Title = restarea.DisplayText(e.Title)
+	e.Actor.Name = restarea.DisplayText(e.Actor.Name)
+	e.Actor.Model = restarea.DisplayText(e.Actor.Model)
+	e.Actor.Trigger = restarea.DisplayText(e.Actor.Trigger)
+	e.Body = restarea.DisplayBody(e.Body)
+	return e
+}
+
+// shownAll returns shown of every entry of es, in a new slice: the
+// service's own may be shared.
+func shownAll(es []restarea.Entry) []restarea.Entry {
+	out := make([]restarea.Entry, len(es))
+	for i, e := range es {
+		out[i] = shown(e)
+	}
+	return out
+}
