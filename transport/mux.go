@@ -210,8 +210,8 @@ func (m *Mux) handshake(raw net.Conn) {
 	// below watches the sub-listener, which Close closes.
 	m.untrack(raw)
 	if err != nil {
+		m.refused(remote, kind, err) // counted before the peer can see the close
 		raw.Close()
-		m.refused(remote, kind, err)
 		return
 	}
 	sub := m.rpc
@@ -222,11 +222,11 @@ func (m *Mux) handshake(raw net.Conn) {
 		return
 	}
 	if !sub.deliver(conn, deadline) {
-		conn.Close()
 		if !sub.isClosed() {
 			m.count.refuse(RefusedUnaccepted)
 			m.log.Warn("connection dropped: nobody accepting", "remote", remote, "kind", kind)
 		}
+		conn.Close()
 	}
 }
 
