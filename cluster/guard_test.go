@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -168,5 +170,49 @@ func TestBodyCapsFitHonestRequests(t *testing.T) {
 	join, _ := json.Marshal(JoinRequest{ID: strings.Repeat("n", 128), RaftAddr: strings.Repeat("h", 253) + ":65535", URL: "https://" + strings.Repeat("h", 253) + ":65535/" + strings.Repeat("p", 1024), LogFormat: 2})
 	if len(join) > maxJoinBody {
 		t.Fatalf("a generous join is %d bytes, over the %d cap", len(join), maxJoinBody)
+	}
+}
+
+// The internal server bounds every phase of a request, so a peer dripping
+// a body cannot hold a connection: with the read timeout shortened, the
+// drip is cut off at it.
+func TestInternalServerTimesOutSlowBody(t *testing.T) {
+	srv := NewInternalServer(InternalHandler(&batchBackend{}, NewGuard(testSecret, nil)))
+	if srv.ReadHeaderTimeout != InternalReadHeaderTimeout || srv.ReadTimeout != InternalReadTimeout ||
+		srv.IdleTimeout != InternalIdleTimeout || srv.MaxHeaderBytes != internalMaxHeaderBytes {
+		t.Fatalf("server timeouts %+v", srv)
+	}
+	srv.ReadTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out, _ := http.NewRequest(http.MethodPost, "http://x"+pathApplyBatch, nil)
+	transport.SignRequest(testSecret, out, []byte("{}"))
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n", pathApplyBatch)
+	for _, k := range []string{transport.HeaderTimestamp, transport.HeaderNonce, transport.HeaderSignature} {
+		fmt.Fprintf(c, "%s: %s\r\n", k, out.Header.Get(k))
+	}
+	io.WriteString(c, "\r\n{")
+	start := time.Now()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for time.Since(start) < 5*time.Second {
+		if _, err := c.Write([]byte(" ")); err != nil {
+			break
+		}
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("a dripping body held the connection for %v", el)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 )
 
 // The connection handshake proves, before raft or the internal channel read
@@ -88,9 +89,13 @@ type refusal struct {
 
 func (e *refusal) Error() string { return e.msg }
 
-// errPeerRefusedProof is what a dialer sees when the acceptor closed the
-// connection instead of answering its proof.
-var errPeerRefusedProof = errors.New("the peer closed the connection instead of proving the cluster secret: it holds a different --cluster-secret, runs an earlier version, or is not a cluster member")
+// What a dialer sees when the acceptor closes the connection: before its
+// nonce (it does not speak the handshake, or is over its connection cap),
+// or instead of its proof (it refused this node's).
+var (
+	errPeerNoHandshake  = errors.New("the peer closed the connection before authenticating: it runs an earlier version without authenticated connections, has no --cluster-secret, or is over its cap of connections in handshake")
+	errPeerRefusedProof = errors.New("the peer refused this node's proof of the cluster secret: it holds a different --cluster-secret")
+)
 
 // hello is what the dialer sends first: the kind byte, then, with a secret,
 // the magic and its nonce. Sending them in one write saves a packet.
@@ -115,14 +120,14 @@ func (a *connAuth) hello(kind byte) (msg, nonceD []byte, err error) {
 func (a *connAuth) dial(conn net.Conn, kind byte, nonceD, binding []byte) error {
 	nonceA := make([]byte, nonceSize)
 	if _, err := io.ReadFull(conn, nonceA); err != nil {
-		return fmt.Errorf("authentication: read peer nonce: %w", eofAsRefusal(err))
+		return fmt.Errorf("authentication: read peer nonce: %w", closedAs(err, errPeerNoHandshake))
 	}
 	if _, err := conn.Write(a.proof(kind, roleDialer, nonceD, nonceA, binding)); err != nil {
 		return fmt.Errorf("authentication: send proof: %w", err)
 	}
 	got := make([]byte, proofSize)
 	if _, err := io.ReadFull(conn, got); err != nil {
-		return fmt.Errorf("authentication: read peer proof: %w", eofAsRefusal(err))
+		return fmt.Errorf("authentication: read peer proof: %w", closedAs(err, errPeerRefusedProof))
 	}
 	if !hmac.Equal(got, a.proof(kind, roleAcceptor, nonceD, nonceA, binding)) {
 		return &refusal{reason: RefusedAuth, msg: "authentication: the peer's proof does not match this node's cluster secret: it is not a member of this cluster"}
@@ -130,9 +135,11 @@ func (a *connAuth) dial(conn net.Conn, kind byte, nonceD, binding []byte) error 
 	return nil
 }
 
-func eofAsRefusal(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
-		return errPeerRefusedProof
+// closedAs replaces a read error that means "the peer hung up" (EOF, or a
+// reset: a peer that closes with unread data resets) by what it means here.
+func closedAs(err, meaning error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return meaning
 	}
 	return err
 }

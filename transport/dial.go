@@ -107,7 +107,7 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 	if err != nil {
 		raw.Close()
 		var rf *refusal
-		if errors.As(err, &rf) || errors.Is(err, errPeerRefusedProof) {
+		if errors.As(err, &rf) || errors.Is(err, errPeerRefusedProof) || errors.Is(err, errPeerNoHandshake) {
 			m.count.dialAuthFailed.Add(1)
 			if m.warned.allow("dial-auth") {
 				m.log.Warn("outgoing connection failed authentication", "peer", address, "err", err)
