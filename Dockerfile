@@ -20,7 +20,8 @@ COPY --chown=65532:65532 build/image/data /data
 USER 65532:65532
 
 # 8080: REST, MCP, pages, /metrics, /healthz, /readyz.
-# 8300: raft and the signed node-to-node channel (one port).
+# 8300: raft and the node-to-node channel (one port; every connection proves
+# the cluster secret). The single-node default below keeps it on loopback.
 EXPOSE 8080 8300
 
 # Raft log, snapshots, state and the node id. (A bind mount must be
@@ -29,6 +30,8 @@ VOLUME /data
 
 ENTRYPOINT ["/restarea"]
 # A single node: docker run -p 127.0.0.1:8080:8080 -v restarea-data:/data restarea:local
-# (the raft port is bound to 0.0.0.0; the node advertises the container's
-# own address unless --raft-advertise says otherwise).
-CMD ["serve", "--data-dir", "/data", "--http-addr", "0.0.0.0:8080", "--raft-addr", "0.0.0.0:8300"]
+# Its raft port stays on the container's loopback: a node without a cluster
+# secret (or TLS) refuses to bind it anywhere else, since anyone reaching it
+# could drive raft. A cluster (docker-compose.yml) passes a secret and binds
+# --raft-addr 0.0.0.0:8300 with --raft-advertise nodeN:8300.
+CMD ["serve", "--data-dir", "/data", "--http-addr", "0.0.0.0:8080", "--raft-addr", "127.0.0.1:8300"]

@@ -21,20 +21,21 @@ import (
 const pathApplyBatch = "/internal/v1/apply-batch"
 
 // MaxBatch bounds the commands of one batched forward; MaxBatchBytes
-// bounds their estimated encoded size (see CommandSize), which keeps a
-// batch of the largest posts under the internal body cap.
+// bounds their estimated encoded size (see CommandSize). The leader caps an
+// apply-batch body at MaxBatchBytes plus 1 KiB of envelope.
 const (
 	MaxBatch      = 64
-	MaxBatchBytes = maxInternalBody / 2
+	MaxBatchBytes = 4 << 20
 )
 
 // CommandSize is a worst-case estimate of cmd's JSON size: every byte of
-// its text may be escaped into six (\u003c).
+// its free text may be escaped into six (\u003c); 1 KiB covers the keys
+// and the short fields (ids, type, channel, time).
 func CommandSize(cmd *fsm.Command) int {
 	n := 1024
 	if p := cmd.Post; p != nil {
 		r := p.Request
-		n += 6 * (len(r.Title) + len(r.Body) + len(r.Actor.Name) + len(r.Actor.Model) + len(p.Source))
+		n += 6 * (len(r.Title) + len(r.Body) + len(r.Actor.Name) + len(r.Actor.Model) + len(r.Actor.Trigger) + len(p.Source))
 	}
 	return n
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,7 +46,7 @@ func serveInternal(t *testing.T, h http.Handler) (*Client, string) {
 
 func TestApplyBatchOutcomesInOrder(t *testing.T) {
 	b := &batchBackend{}
-	c, addr := serveInternal(t, InternalHandler(b, testSecret, slog.New(slog.DiscardHandler)))
+	c, addr := serveInternal(t, InternalHandler(b, NewGuard(testSecret, nil)))
 	ids := []string{"a", "notleader", "b", "refused", "c"}
 	cmds := make([]*fsm.Command, len(ids))
 	for i, id := range ids {
@@ -87,7 +86,7 @@ func TestApplyBatchOutcomesInOrder(t *testing.T) {
 }
 
 func TestApplyBatchRefusesOversizedBatch(t *testing.T) {
-	c, addr := serveInternal(t, InternalHandler(&batchBackend{}, testSecret, slog.New(slog.DiscardHandler)))
+	c, addr := serveInternal(t, InternalHandler(&batchBackend{}, NewGuard(testSecret, nil)))
 	cmds := make([]*fsm.Command, MaxBatch+1)
 	for i := range cmds {
 		cmds[i] = &fsm.Command{Op: fsm.OpHide, EntryID: "x"}

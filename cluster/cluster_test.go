@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -466,30 +467,40 @@ func TestRemoveNodeAndTransferLeadership(t *testing.T) {
 	waitHas(t, left, res.Entry.ID)
 }
 
-// A join or a forwarded command without the right secret is refused.
+// A node with the wrong secret cannot open the internal channel (the
+// transport handshake refuses it, so the forward is certainly not applied)
+// nor join through the public port (the signature is refused), and both
+// refusals are counted.
 func TestWrongSecretRefused(t *testing.T) {
 	nodes := nodetest.StartCluster(t, 2, nodetest.WithConfig(fastFailover))
 	leader := nodetest.Leader(t, nodes)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	mux, err := transport.Listen(transport.Config{BindAddr: "127.0.0.1:0"})
+	wrong := []byte("not-the-cluster-secret-at-all")
+	mux, err := transport.Listen(transport.Config{BindAddr: "127.0.0.1:0", Secret: wrong})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mux.Close()
-	bad := &cluster.Client{Internal: mux.HTTPClient(5 * time.Second), Public: http.DefaultClient, Secret: []byte("not-the-cluster-secret-at-all")}
+	bad := &cluster.Client{Internal: mux.HTTPClient(5 * time.Second), Public: http.DefaultClient, Secret: wrong}
 	err = bad.JoinVia(ctx, leader.URL(), cluster.JoinRequest{ID: "intruder", RaftAddr: "127.0.0.1:1", URL: "http://127.0.0.1:1"})
 	if restarea.ErrorCode(err) != restarea.CodeUnauthorized {
 		t.Fatalf("join with a wrong secret: %v, want unauthorized", err)
 	}
 	req := question("spoofed")
 	_, err = bad.Apply(ctx, leader.RaftAddr(), forgedPost(req))
-	if restarea.ErrorCode(err) != restarea.CodeUnauthorized {
-		t.Fatalf("forward with a wrong secret: %v, want unauthorized", err)
+	if !errors.Is(err, cluster.ErrNotApplied) || !strings.Contains(err.Error(), "cluster-secret") {
+		t.Fatalf("forward with a wrong secret: %v, want not applied (handshake refused)", err)
 	}
 	st, _ := leader.ClusterStatus(ctx)
 	if len(st.Members) != 2 {
 		t.Fatalf("intruder joined: %+v", st.Members)
+	}
+	if n := metric(t, leader, "restarea_cluster_conn_refused_total", map[string]string{"reason": "auth"}); n < 1 {
+		t.Fatalf("refused handshakes counted: %v", n)
+	}
+	if n := metric(t, leader, "restarea_cluster_requests_refused_total", map[string]string{"reason": "unauthenticated"}); n != 1 {
+		t.Fatalf("refused signed requests counted: %v, want 1", n)
 	}
 	// A node started with --join but no secret refuses to start.
 	cfg := nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) { c.JoinURLs = []string{leader.URL()} }))
@@ -497,5 +508,4 @@ func TestWrongSecretRefused(t *testing.T) {
 		n.Close()
 		t.Fatal("a node with --join and no secret started")
 	}
-	_ = os.Getenv
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/httpx"
-	"github.com/restarea/restarea/transport"
 )
 
 // Backend is the node as the cluster channel sees it. The leader-only
@@ -34,16 +32,13 @@ type Backend interface {
 	Peer() PeerInfo
 }
 
-// maxInternalBody caps internal requests: a batch of forwarded posts
-// (MaxBatchBytes) with room to spare.
-const maxInternalBody = 8 << 20
-
-// InternalHandler serves the internal channel. Every request must carry a
-// valid signature under secret; the transport port should also require
-// mutual TLS where the network is not trusted.
-func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
+// InternalHandler serves the internal channel. Every request must be
+// signed under g's secret, fit the body cap of its kind and not be a replay
+// (see Guard); the transport port in front of it already admits only nodes
+// that proved the secret.
+func InternalHandler(b Backend, g *Guard) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+pathApply, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+pathApply, g.signed(maxApplyBody, func(w http.ResponseWriter, r *http.Request) {
 		var cmd fsm.Command
 		if !decode(w, r, &cmd) {
 			return
@@ -54,62 +49,41 @@ func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 			return
 		}
 		httpx.WriteJSON(w, http.StatusOK, res)
-	})
-	mux.HandleFunc("POST "+pathApplyBatch, serveApplyBatch(b))
-	mux.HandleFunc("POST "+pathReadIndex, func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("POST "+pathApplyBatch, g.signed(maxBatchBody, serveApplyBatch(b)))
+	mux.HandleFunc("POST "+pathReadIndex, g.signed(maxSmallBody, func(w http.ResponseWriter, r *http.Request) {
 		idx, err := b.ReadIndex(r.Context())
 		if err != nil {
 			writeErr(w, err)
 			return
 		}
 		httpx.WriteJSON(w, http.StatusOK, indexResponse{Index: idx})
-	})
-	mux.HandleFunc("POST "+pathPeer, func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("POST "+pathPeer, g.signed(maxSmallBody, func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusOK, b.Peer())
-	})
-	mux.HandleFunc("POST "+pathJoin, action(b.JoinLeader))
-	mux.HandleFunc("POST "+pathRemove, action(func(ctx context.Context, req idRequest) error {
+	}))
+	mux.HandleFunc("POST "+pathJoin, g.signed(maxJoinBody, action(b.JoinLeader)))
+	mux.HandleFunc("POST "+pathRemove, g.signed(maxSmallBody, action(func(ctx context.Context, req idRequest) error {
 		return b.RemoveLeader(ctx, req.ID)
-	}))
-	mux.HandleFunc("POST "+pathTransfer, action(func(ctx context.Context, req idRequest) error {
+	})))
+	mux.HandleFunc("POST "+pathTransfer, g.signed(maxSmallBody, action(func(ctx context.Context, req idRequest) error {
 		return b.TransferLeader(ctx, req.ID)
-	}))
-	return signed(secret, log, mux)
+	})))
+	return mux
 }
 
 // PublicHandler serves PathJoin and PathPeer on a node's public listener,
 // for nodes that were given ordinary URLs with --join. Requests must be
-// signed; a node without a secret refuses them all.
-func PublicHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
+// signed (see Guard); a node without a secret refuses them all. Anyone can
+// reach this port, so the signature headers are checked before the body is
+// read, and a join's body is capped at 4 KiB.
+func PublicHandler(b Backend, g *Guard) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+PathJoin, action(b.Join))
-	mux.HandleFunc("GET "+PathPeer, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+PathJoin, g.signed(maxJoinBody, action(b.Join)))
+	mux.HandleFunc("GET "+PathPeer, g.signed(maxSmallBody, func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusOK, b.Peer())
-	})
-	return signed(secret, log, mux)
-}
-
-// signed lets through only requests signed with secret. The body is read
-// (capped) for the check and handed on.
-func signed(secret []byte, log *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInternalBody))
-		if err != nil {
-			httpx.WriteError(w, restarea.Errorf(restarea.CodePayloadTooLarge, "internal request too large"))
-			return
-		}
-		if len(secret) == 0 {
-			httpx.WriteError(w, restarea.Errorf(restarea.CodeForbidden, "this node has no cluster secret; start every node with the same --cluster-secret to form a cluster"))
-			return
-		}
-		if err := transport.VerifyRequest(secret, r, body, 0); err != nil {
-			log.Warn("refused unauthenticated cluster request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
-			httpx.WriteError(w, restarea.Errorf(restarea.CodeUnauthorized, "cluster request not authenticated: wrong or missing cluster secret"))
-			return
-		}
-		r.Body = io.NopCloser(bytesReader(body))
-		next.ServeHTTP(w, r)
-	})
+	}))
+	return mux
 }
 
 // action serves a request that carries a T and answers only success or an

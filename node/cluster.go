@@ -31,11 +31,7 @@ func (n *Node) startCluster() {
 	}
 	n.forwarder = n.forwardBatched
 	n.readIndex = n.readIndexFromLeader
-	n.intSrv = &http.Server{
-		Handler:           cluster.InternalHandler(n, n.cfg.ClusterSecret, n.log),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	n.intSrv = cluster.NewInternalServer(cluster.InternalHandler(n, n.guard))
 	go n.intSrv.Serve(n.mux.RPCListener())
 	if len(n.cfg.JoinURLs) > 0 {
 		n.wg.Add(1)

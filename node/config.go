@@ -31,8 +31,10 @@ type Config struct {
 	// BootstrapExpect, with JoinURLs, lets this many fresh nodes form a
 	// cluster together, once.
 	BootstrapExpect int
-	// ClusterSecret signs everything nodes send each other; required as
-	// soon as there is more than one node.
+	// ClusterSecret authenticates every connection on the raft port (both
+	// ends prove they hold it) and signs every internal request; required
+	// as soon as there is more than one node, and for a raft port beyond
+	// loopback without TLS.
 	ClusterSecret []byte
 	// TLS, when set, turns on mutual TLS for raft and the internal channel.
 	TLS *tls.Config

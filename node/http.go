@@ -41,7 +41,7 @@ func (n *Node) Handler() http.Handler {
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
 	mux.Handle("/readyz", apiHandler)
-	peer := cluster.PublicHandler(n, n.cfg.ClusterSecret, n.log)
+	peer := cluster.PublicHandler(n, n.guard)
 	mux.Handle(cluster.PathJoin, peer)
 	mux.Handle(cluster.PathPeer, peer)
 	mux.Handle("/mcp", mcp.NewHandler(mcp.Config{

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/transport"
 )
 
 type metrics struct {
@@ -153,4 +155,38 @@ func (d diskCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(d.free, prometheus.GaugeValue, float64(free))
 	ch <- prometheus.MustNewConstMetric(d.size, prometheus.GaugeValue, float64(size))
+}
+
+// watchCluster exports the cluster port's connection counters and the
+// signed-request refusals, read when scraped.
+func (m *metrics) watchCluster(mux *transport.Mux, g *cluster.Guard) {
+	for _, reason := range transport.RefusalReasons {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "restarea_cluster_conn_refused_total",
+			Help:        "Connections to the cluster port closed before raft or the internal channel saw them, by reason (auth: wrong proof of the cluster secret; protocol: no or a foreign greeting; tls; timeout; io; capacity; unaccepted).",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 { return float64(mux.Stats().Refused[reason]) }))
+	}
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "restarea_cluster_conn_pending",
+			Help: "Connections to the cluster port still in their handshake (TLS, kind byte, proof of the secret).",
+		}, func() float64 { return float64(mux.Stats().Pending) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "restarea_cluster_dial_auth_failures_total",
+			Help: "Outgoing cluster connections abandoned because the peer did not prove the cluster secret or refused this node's proof.",
+		}, func() float64 { return float64(mux.Stats().DialAuthFailed) }),
+	)
+	requests := func(reason string, f func(cluster.GuardStats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "restarea_cluster_requests_refused_total",
+			Help:        "Signed cluster requests (internal channel and public join/peer) refused, by reason (unauthenticated, replayed, too_large).",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 { return float64(f(g.Stats())) })
+	}
+	m.reg.MustRegister(
+		requests("unauthenticated", func(s cluster.GuardStats) uint64 { return s.Unauthenticated }),
+		requests("replayed", func(s cluster.GuardStats) uint64 { return s.Replayed }),
+		requests("too_large", func(s cluster.GuardStats) uint64 { return s.TooLarge }),
+	)
 }

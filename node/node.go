@@ -49,6 +49,7 @@ type Node struct {
 	readyTerm atomic.Uint64
 	format    formatGate
 	peers     *cluster.Client
+	guard     *cluster.Guard // checks signed requests on both ports
 	intSrv    *http.Server
 	reg       *prometheus.Registry
 	met       *metrics
@@ -146,7 +147,7 @@ func (n *Node) open() error {
 		adv = defaultAdvertise(cfg.RaftAddr)
 	}
 	n.mux, err = transport.Listen(transport.Config{
-		BindAddr: cfg.RaftAddr, AdvertiseAddr: adv, TLS: cfg.TLS, Logger: n.log, Faults: cfg.Faults,
+		BindAddr: cfg.RaftAddr, AdvertiseAddr: adv, TLS: cfg.TLS, Secret: cfg.ClusterSecret, Logger: n.log, Faults: cfg.Faults,
 	})
 	if err != nil {
 		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)
@@ -205,7 +206,9 @@ func (n *Node) open() error {
 			return err
 		}
 	}
+	n.guard = cluster.NewGuard(cfg.ClusterSecret, n.log)
 	n.met.watchRaft(n)
+	n.met.watchCluster(n.mux, n.guard)
 	return nil
 }
 

@@ -14,6 +14,10 @@ import (
 // finish TLS and send its kind byte when Config.HandshakeTimeout is zero.
 const DefaultHandshakeTimeout = 5 * time.Second
 
+// DefaultMaxPending caps the connections in their handshake at once when
+// Config.MaxPending is zero.
+const DefaultMaxPending = 1024
+
 // Config describes one node's cluster port.
 type Config struct {
 	// BindAddr is the host:port to listen on, e.g. "127.0.0.1:8300".
@@ -32,6 +36,13 @@ type Config struct {
 	// Nil means plain TCP.
 	TLS *tls.Config
 
+	// Secret is the cluster secret. When set, both ends of every connection
+	// (raft and internal channel alike) prove they hold it before anything
+	// else crosses (see auth.go); a connection that fails is closed. Empty
+	// means a single node: no handshake, and then BindAddr must be a
+	// loopback address unless TLS is set.
+	Secret []byte
+
 	// Faults, when set, can isolate this node (tests and chaos runs).
 	Faults *Faults
 
@@ -43,6 +54,11 @@ type Config struct {
 	// DialRPC whose context has no deadline, the dial and handshake.
 	// Zero means DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
+
+	// MaxPending caps the accepted connections still in their handshake;
+	// one more is closed at once (counted as RefusedCapacity). Zero means
+	// DefaultMaxPending.
+	MaxPending int
 }
 
 // withDefaults returns a copy of c with zero fields filled in, or an error if
@@ -56,6 +72,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.MaxPending < 0 {
+		return c, fmt.Errorf("transport: negative MaxPending %d", c.MaxPending)
+	}
+	if c.MaxPending == 0 {
+		c.MaxPending = DefaultMaxPending
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -73,6 +95,42 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("transport: TLS config has no CA (RootCAs)")
 	}
 	return c, nil
+}
+
+// errExposed refuses a port anyone could drive raft through.
+func errExposed(bind string) error {
+	return fmt.Errorf("transport: refusing to bind the cluster port to %s, beyond loopback, with neither TLS nor a cluster secret: "+
+		"anyone who reaches it could send raft commands; set --cluster-secret (and --tls-cert/--tls-key/--tls-ca on untrusted networks) or bind 127.0.0.1", bind)
+}
+
+// checkExposure refuses, before binding, a bind address that is not
+// loopback when nothing authenticates peers. A host name is checked after
+// binding (exposedListener), on the address it resolved to.
+func (c Config) checkExposure() error {
+	if c.TLS != nil || len(c.Secret) > 0 {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(c.BindAddr)
+	if err != nil {
+		return fmt.Errorf("transport: bind address %q: %w", c.BindAddr, err)
+	}
+	if host == "" {
+		return errExposed(c.BindAddr) // every interface
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+		return errExposed(c.BindAddr)
+	}
+	return nil
+}
+
+// exposedListener reports whether a bound listener reaches beyond loopback
+// while nothing authenticates peers.
+func (c Config) exposedListener(a net.Addr) bool {
+	if c.TLS != nil || len(c.Secret) > 0 {
+		return false
+	}
+	tcp, ok := a.(*net.TCPAddr)
+	return !ok || !tcp.IP.IsLoopback()
 }
 
 // advertised decides the address others dial: explicit if given, else the

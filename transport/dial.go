@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -17,8 +18,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // DialRPC connects to the internal channel of the node at addr (its
 // advertised host:port). The dial, the TLS handshake (verifying the peer
-// against the cluster CA) and the kind byte all finish within ctx, or within
-// the handshake timeout when ctx has no deadline. The returned connection has
+// against the cluster CA), the kind byte and, with a secret, the mutual
+// proof of it all finish within ctx, or within the handshake timeout when
+// ctx has no deadline. The returned connection has
 // no deadline set. It fails once the Mux is closed.
 func (m *Mux) DialRPC(ctx context.Context, addr string) (net.Conn, error) {
 	if _, ok := ctx.Deadline(); !ok {
@@ -30,8 +32,10 @@ func (m *Mux) DialRPC(ctx context.Context, addr string) (net.Conn, error) {
 }
 
 // RaftLayer returns the stream layer to give raft.NewNetworkTransport. Its
-// Accept yields only raft connections; its Dial opens a raft connection to a
-// peer within the timeout raft passes (TLS included); its Addr is the
+// Accept yields only raft connections that passed the handshake (TLS and the
+// secret's proof as configured); its Dial opens a raft connection to a peer
+// within the timeout raft passes (TLS and proof included), and only to a
+// peer that proved the secret; its Addr is the
 // advertised address, which raft uses as this node's address. Closing it
 // (raft does so on shutdown) stops raft traffic only; the Mux stays open
 // until Mux.Close. The same value is returned on every call.
@@ -39,7 +43,8 @@ func (m *Mux) RaftLayer() raft.StreamLayer { return raftLayer{m.raft, m} }
 
 // RPCListener returns the listener for the internal channel, to serve an
 // http.Server on. Its Accept yields only connections that passed TLS (when
-// configured) and sent the internal-channel kind byte. Closing it stops the
+// configured), sent the internal-channel kind byte and, with a secret,
+// proved it. Closing it stops the
 // internal channel only.
 func (m *Mux) RPCListener() net.Listener { return m.rpc }
 
@@ -61,27 +66,31 @@ func (r raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.
 }
 
 // dial opens a connection of the given kind. ctx bounds only the setup; the
-// connection outlives it.
+// connection outlives it. Every failure is a *net.OpError with Op "dial":
+// nothing was sent over a connection that was never returned.
 func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, error) {
+	fail := func(err error) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Addr: addr(address), Err: &setupError{err}}
+	}
 	if m.isClosed() {
-		return nil, fmt.Errorf("transport: dial %s: %w", address, net.ErrClosed)
+		return nil, fail(net.ErrClosed)
 	}
 	if m.cfg.Faults.Isolated() {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: ErrIsolated}
 	}
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return nil, fmt.Errorf("transport: dial %q: %w", address, err)
+		return nil, fail(err)
 	}
 	d := net.Dialer{LocalAddr: m.dialFrom}
 	raw, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
-		return nil, fmt.Errorf("transport: dial %s: %w", address, err)
+		return nil, fail(err)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		if err := raw.SetDeadline(dl); err != nil {
 			raw.Close()
-			return nil, fmt.Errorf("transport: dial %s: %w", address, err)
+			return nil, fail(err)
 		}
 	}
 	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(aLongTimeAgo) })
@@ -90,20 +99,27 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 		// ctx ended during setup and may have forced the deadline; the
 		// connection cannot be trusted to have none, so discard it.
 		raw.Close()
-		return nil, fmt.Errorf("transport: dial %s: %w", address, context.Cause(ctx))
+		return nil, fail(context.Cause(ctx))
 	}
 	if err == nil {
 		err = raw.SetDeadline(time.Time{})
 	}
 	if err != nil {
 		raw.Close()
-		return nil, fmt.Errorf("transport: dial %s: %w", address, err)
+		var rf *refusal
+		if errors.As(err, &rf) || errors.Is(err, errPeerRefusedProof) || errors.Is(err, errPeerNoHandshake) {
+			m.count.dialAuthFailed.Add(1)
+			if m.warned.allow("dial-auth") {
+				m.log.Warn("outgoing connection failed authentication", "peer", address, "err", err)
+			}
+		}
+		return nil, fail(err)
 	}
 	return m.cfg.Faults.wrap(conn)
 }
 
 // greet runs the client side of the handshake on raw: TLS if configured,
-// then the kind byte.
+// then the kind byte and, with a secret, the mutual proof.
 func (m *Mux) greet(raw net.Conn, host string, kind byte) (net.Conn, error) {
 	conn := raw
 	if m.cfg.TLS != nil {
@@ -113,8 +129,38 @@ func (m *Mux) greet(raw net.Conn, host string, kind byte) (net.Conn, error) {
 		}
 		conn = tc
 	}
-	if _, err := conn.Write([]byte{kind}); err != nil {
+	hello, nonceD, err := m.auth.hello(kind)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(hello); err != nil {
 		return nil, fmt.Errorf("send kind byte: %w", err)
+	}
+	if m.auth != nil {
+		binding, err := tlsBinding(conn)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.auth.dial(conn, kind, nonceD, binding); err != nil {
+			return nil, err
+		}
 	}
 	return conn, nil
 }
+
+// setupError carries why a dial failed; it reports a timeout when the cause
+// was one, so callers checking net.Error.Timeout see it through the
+// *net.OpError around it.
+type setupError struct{ err error }
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
+
+// Timeout reports whether the setup ran out of time.
+func (e *setupError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.err, &ne) && ne.Timeout()
+}
+
+// Temporary is part of net.Error; no setup failure is worth retrying blindly.
+func (e *setupError) Temporary() bool { return false }

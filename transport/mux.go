@@ -22,10 +22,6 @@ const (
 	kindRPC  byte = 2
 )
 
-// maxPending caps connections still in their handshake, so a flood of silent
-// connections costs bounded memory; each one also ends at its deadline.
-const maxPending = 1024
-
 // Mux owns a node's cluster port and splits accepted connections between the
 // raft layer and the internal RPC listener. It is safe for concurrent use.
 type Mux struct {
@@ -33,7 +29,10 @@ type Mux struct {
 	ln     net.Listener
 	adv    net.Addr
 	srvTLS *tls.Config // nil when plain TCP
+	auth   *connAuth   // nil without a cluster secret
 	log    *slog.Logger
+	count  counters
+	warned rateLimit // for refusals worth an operator's attention
 
 	raft *subListener
 	rpc  *subListener
@@ -49,22 +48,30 @@ type Mux struct {
 
 	mu      sync.Mutex
 	closed  bool
-	pending map[net.Conn]struct{} // accepted, kind not yet known
+	pending map[net.Conn]struct{} // accepted, handshake not finished; at most cfg.MaxPending
 }
 
 // Listen opens the port described by cfg and starts accepting. Accepted
 // connections reach RaftLayer().Accept or RPCListener().Accept only after TLS
-// (if configured) and a valid kind byte, all within cfg.HandshakeTimeout.
-// It fails if the port cannot be bound or the advertise address would be
-// undialable (for example 0.0.0.0).
+// (if configured), a valid kind byte and, with a secret, the mutual proof of
+// it, all within cfg.HandshakeTimeout. It fails if the port cannot be bound,
+// if the advertise address would be undialable (for example 0.0.0.0), or if
+// the port would reach beyond loopback with neither TLS nor a secret.
 func Listen(cfg Config) (*Mux, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkExposure(); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.BindAddr)
 	if err != nil {
 		return nil, fmt.Errorf("transport: listen %s: %w", cfg.BindAddr, err)
+	}
+	if cfg.exposedListener(ln.Addr()) {
+		ln.Close()
+		return nil, errExposed(ln.Addr().String())
 	}
 	adv, err := advertised(cfg.AdvertiseAddr, ln.Addr())
 	if err != nil {
@@ -75,6 +82,7 @@ func Listen(cfg Config) (*Mux, error) {
 		cfg:     cfg,
 		ln:      ln,
 		adv:     adv,
+		auth:    newConnAuth(cfg.Secret),
 		log:     cfg.Logger.With("component", "transport"),
 		raft:    newSubListener(adv),
 		rpc:     newSubListener(adv),
@@ -88,13 +96,13 @@ func Listen(cfg Config) (*Mux, error) {
 		m.dialFrom = &net.TCPAddr{IP: tcp.IP}
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && cfg.TLS == nil && !tcp.IP.IsLoopback() {
-		// Raft itself has no authentication; only mutual TLS keeps
-		// strangers from speaking it on a reachable port.
-		m.log.Warn("cluster port reachable beyond loopback without TLS: raft traffic is unauthenticated", "bind", ln.Addr().String())
+		// Every connection is authenticated, but its bytes travel in the
+		// clear and unprotected once the handshake is over.
+		m.log.Info("cluster port reachable beyond loopback without TLS: connections are authenticated by the cluster secret but not encrypted", "bind", ln.Addr().String())
 	}
 	m.wg.Add(1)
 	go m.acceptLoop()
-	m.log.Info("cluster port open", "bind", ln.Addr().String(), "advertise", adv.String(), "tls", cfg.TLS != nil)
+	m.log.Info("cluster port open", "bind", ln.Addr().String(), "advertise", adv.String(), "tls", cfg.TLS != nil, "authenticated", m.auth != nil)
 	return m, nil
 }
 
@@ -167,8 +175,11 @@ func (m *Mux) track(c net.Conn) bool {
 	if m.closed {
 		return false
 	}
-	if len(m.pending) >= maxPending {
-		m.log.Warn("too many connections in handshake; refusing", "remote", c.RemoteAddr().String())
+	if len(m.pending) >= m.cfg.MaxPending {
+		m.count.refuse(RefusedCapacity)
+		if m.warned.allow(RefusedCapacity) {
+			m.log.Warn("too many connections in handshake; refusing", "remote", c.RemoteAddr().String(), "max_pending", m.cfg.MaxPending)
+		}
 		return false
 	}
 	m.pending[c] = struct{}{}
@@ -199,34 +210,29 @@ func (m *Mux) handshake(raw net.Conn) {
 	// below watches the sub-listener, which Close closes.
 	m.untrack(raw)
 	if err != nil {
+		m.refused(remote, kind, err) // counted before the peer can see the close
 		raw.Close()
-		m.logRefusal(remote, err)
 		return
 	}
-	var sub *subListener
-	switch kind {
-	case kindRaft:
+	sub := m.rpc
+	if kind == kindRaft {
 		sub = m.raft
-	case kindRPC:
-		sub = m.rpc
-	default:
-		conn.Close()
-		m.log.Debug("connection refused: unknown kind byte", "remote", remote, "kind", kind)
-		return
 	}
 	if conn, err = m.cfg.Faults.wrap(conn); err != nil {
 		return
 	}
 	if !sub.deliver(conn, deadline) {
-		conn.Close()
 		if !sub.isClosed() {
+			m.count.refuse(RefusedUnaccepted)
 			m.log.Warn("connection dropped: nobody accepting", "remote", remote, "kind", kind)
 		}
+		conn.Close()
 	}
 }
 
-// identify finishes TLS (if configured) and reads the kind byte before
-// deadline, then clears the deadline so the acceptor starts with none.
+// identify finishes TLS (if configured), reads the kind byte and, with a
+// secret, runs the mutual proof, all before deadline; then it clears the
+// deadline so the acceptor starts with none. kind is 0 until known.
 func (m *Mux) identify(raw net.Conn, deadline time.Time) (net.Conn, byte, error) {
 	if err := raw.SetDeadline(deadline); err != nil {
 		return nil, 0, err
@@ -243,10 +249,23 @@ func (m *Mux) identify(raw net.Conn, deadline time.Time) (net.Conn, byte, error)
 	if _, err := io.ReadFull(conn, b[:]); err != nil {
 		return nil, 0, fmt.Errorf("read kind byte: %w", err)
 	}
-	if err := raw.SetDeadline(time.Time{}); err != nil {
-		return nil, 0, err
+	kind := b[0]
+	if kind != kindRaft && kind != kindRPC {
+		return nil, 0, &refusal{reason: RefusedProtocol, msg: fmt.Sprintf("unknown kind byte %#x", kind)}
 	}
-	return conn, b[0], nil
+	if m.auth != nil {
+		binding, err := tlsBinding(conn)
+		if err != nil {
+			return nil, kind, err
+		}
+		if err := m.auth.accept(conn, kind, binding); err != nil {
+			return nil, kind, err
+		}
+	}
+	if err := raw.SetDeadline(time.Time{}); err != nil {
+		return nil, kind, err
+	}
+	return conn, kind, nil
 }
 
 // tlsError marks a failed TLS handshake, which is worth an operator's
@@ -256,16 +275,23 @@ type tlsError struct{ err error }
 func (e *tlsError) Error() string { return "tls handshake: " + e.err.Error() }
 func (e *tlsError) Unwrap() error { return e.err }
 
-func (m *Mux) logRefusal(remote string, err error) {
-	var te *tlsError
-	var ne net.Error
+// refused counts and logs a connection closed in its handshake. Failed
+// proofs and TLS handshakes are what a misconfigured peer (or an attacker)
+// produces, so they are logged at warn, at most once per reason every
+// refusalLogEvery, with the number left unlogged; silent probes and
+// hang-ups only at debug.
+func (m *Mux) refused(remote string, kind byte, err error) {
+	if m.isClosed() {
+		return
+	}
+	reason := reasonOf(err)
+	m.count.refuse(reason)
 	switch {
-	case m.isClosed():
-	case errors.As(err, &ne) && ne.Timeout():
-		m.log.Debug("connection refused: handshake timeout", "remote", remote)
-	case errors.As(err, &te) && !errors.Is(err, io.EOF):
-		m.log.Info("connection refused", "remote", remote, "err", err)
+	case (reason == RefusedAuth || reason == RefusedTLS || (reason == RefusedProtocol && kind != 0)) && !errors.Is(err, io.EOF):
+		if n, ok := m.warned.allowCount(reason); ok {
+			m.log.Warn("connection refused", "remote", remote, "kind", kind, "reason", reason, "err", err, "also_refused_unlogged", n)
+		}
 	default:
-		m.log.Debug("connection refused", "remote", remote, "err", err)
+		m.log.Debug("connection refused", "remote", remote, "kind", kind, "reason", reason, "err", err)
 	}
 }

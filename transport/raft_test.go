@@ -59,6 +59,12 @@ type raftCluster struct {
 // with the same three-server configuration.
 func startCluster(t *testing.T, tlsFor func(i int) *tls.Config) *raftCluster {
 	t.Helper()
+	return startClusterSecret(t, nil, tlsFor)
+}
+
+// startClusterSecret is startCluster with a cluster secret on every Mux.
+func startClusterSecret(t *testing.T, secret []byte, tlsFor func(i int) *tls.Config) *raftCluster {
+	t.Helper()
 	const n = 3
 	c := &raftCluster{notify: make(chan bool, 64)}
 	var servers []raft.Server
@@ -67,7 +73,7 @@ func startCluster(t *testing.T, tlsFor func(i int) *tls.Config) *raftCluster {
 		if tlsFor != nil {
 			cfg = tlsFor(i)
 		}
-		m := listen(t, cfg, 2*time.Second)
+		m := listenAuth(t, secret, cfg, 2*time.Second, 0)
 		c.nodes = append(c.nodes, &raftNode{mux: m, fsm: newRecordFSM()})
 		servers = append(servers, raft.Server{
 			ID:      raft.ServerID(fmt.Sprintf("n%d", i)),
@@ -190,4 +196,15 @@ func TestRaftClusterMutualTLS(t *testing.T) {
 	p := newPKI(t)
 	c := startCluster(t, func(i int) *tls.Config { return p.nodeTLS(fmt.Sprintf("node%d", i)) })
 	c.replicate(t, []byte("hello tls"))
+}
+
+func TestRaftClusterSecret(t *testing.T) {
+	c := startClusterSecret(t, clusterSecret, nil)
+	c.replicate(t, []byte("hello authenticated"))
+}
+
+func TestRaftClusterMutualTLSAndSecret(t *testing.T) {
+	p := newPKI(t)
+	c := startClusterSecret(t, clusterSecret, func(i int) *tls.Config { return p.nodeTLS(fmt.Sprintf("node%d", i)) })
+	c.replicate(t, []byte("hello tls and secret"))
 }

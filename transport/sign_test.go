@@ -55,6 +55,12 @@ func TestVerifyRequest(t *testing.T) {
 	badHex.Header.Set(HeaderSignature, "zz")
 	badTimestamp := good()
 	badTimestamp.Header.Set(HeaderTimestamp, "yesterday")
+	noNonce := good()
+	noNonce.Header.Del(HeaderNonce)
+	changedNonce := good()
+	changedNonce.Header.Set(HeaderNonce, strings.Repeat("0", nonceLen))
+	badNonce := good()
+	badNonce.Header.Set(HeaderNonce, strings.Repeat("Z", nonceLen))
 
 	for _, tc := range []struct {
 		name   string
@@ -74,6 +80,9 @@ func TestVerifyRequest(t *testing.T) {
 		{"missing signature", secret, noSignature, body},
 		{"malformed signature", secret, badHex, body},
 		{"malformed timestamp", secret, badTimestamp, body},
+		{"missing nonce", secret, noNonce, body},
+		{"changed nonce", secret, changedNonce, body},
+		{"malformed nonce", secret, badNonce, body},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := VerifyRequest(tc.secret, tc.r, tc.body, time.Minute)

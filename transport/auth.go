@@ -1,0 +1,195 @@
+package transport
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+)
+
+// The connection handshake proves, before raft or the internal channel read
+// a byte, that both ends of a connection hold the cluster secret. It runs
+// right after the kind byte (inside TLS when TLS is on):
+//
+//	dialer   → acceptor  kind ‖ "RAU1" ‖ nonceD            (1+4+32 bytes)
+//	acceptor → dialer    nonceA                            (32 bytes)
+//	dialer   → acceptor  HMAC(K, transcript("D"))          (32 bytes)
+//	acceptor → dialer    HMAC(K, transcript("A"))          (32 bytes, only if the dialer's proof matched)
+//
+// K = HMAC-SHA256(secret, keyLabel), so the handshake never uses the key
+// that signs internal requests. transcript(role) = proofLabel ‖ kind ‖
+// role ‖ nonceD ‖ nonceA ‖ binding, where binding is 32 bytes of TLS keying
+// material (RFC 8446 exporter) when TLS is on and empty otherwise: a proof
+// is valid for one connection (both nonces are fresh), one kind (a proof for
+// the internal channel cannot open a raft connection), one direction, and
+// with TLS one TLS session. Proofs are compared in constant time.
+//
+// The kind byte comes first, as it did before authentication existed, so
+// a stray client (a TLS ClientHello, an HTTP request) is refused on its
+// first byte without costing a nonce or an HMAC, and the kind can enter the
+// transcript. The dialer proves itself first: the acceptor, the side that
+// strangers reach, reveals nothing but a random nonce to someone who does
+// not hold the secret. The dialer in turn checks the acceptor's proof
+// before it returns the connection, so a node never sends raft data or a
+// signed request to an impostor.
+
+const (
+	nonceSize  = 32
+	proofSize  = sha256.Size
+	keyLabel   = "restarea transport connection key v1"
+	proofLabel = "restarea transport connection proof v1"
+	// exporterLabel names the TLS keying material the proofs are bound to.
+	exporterLabel = "EXPORTER-restarea-connection-auth"
+	roleDialer    = 'D'
+	roleAcceptor  = 'A'
+)
+
+// authMagic follows the kind byte on an authenticated connection. A node of
+// an earlier version (or one without a secret) sends raft or HTTP bytes
+// there instead, so the acceptor can say what went wrong at once rather
+// than wait out the handshake deadline.
+var authMagic = [4]byte{'R', 'A', 'U', '1'}
+
+// connAuth runs the handshake under one cluster secret.
+type connAuth struct {
+	key []byte
+}
+
+// newConnAuth derives the handshake key; nil (no handshake) for an empty
+// secret.
+func newConnAuth(secret []byte) *connAuth {
+	if len(secret) == 0 {
+		return nil
+	}
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(keyLabel))
+	return &connAuth{key: h.Sum(nil)}
+}
+
+func (a *connAuth) proof(kind, role byte, nonceD, nonceA, binding []byte) []byte {
+	h := hmac.New(sha256.New, a.key)
+	h.Write([]byte(proofLabel))
+	h.Write([]byte{kind, role})
+	h.Write(nonceD)
+	h.Write(nonceA)
+	h.Write(binding)
+	return h.Sum(nil)
+}
+
+// refusal is a handshake failure with the reason it is counted under.
+type refusal struct {
+	reason string
+	msg    string
+}
+
+func (e *refusal) Error() string { return e.msg }
+
+// What a dialer sees when the acceptor closes the connection: before its
+// nonce (it does not speak the handshake, or is over its connection cap),
+// or instead of its proof (it refused this node's).
+var (
+	errPeerNoHandshake  = errors.New("the peer closed the connection before authenticating: it runs an earlier version without authenticated connections, has no --cluster-secret, or is over its cap of connections in handshake")
+	errPeerRefusedProof = errors.New("the peer refused this node's proof of the cluster secret: it holds a different --cluster-secret")
+)
+
+// hello is what the dialer sends first: the kind byte, then, with a secret,
+// the magic and its nonce. Sending them in one write saves a packet.
+func (a *connAuth) hello(kind byte) (msg, nonceD []byte, err error) {
+	if a == nil {
+		return []byte{kind}, nil, nil
+	}
+	nonceD = make([]byte, nonceSize)
+	if _, err := rand.Read(nonceD); err != nil {
+		return nil, nil, err
+	}
+	msg = make([]byte, 0, 1+len(authMagic)+nonceSize)
+	msg = append(msg, kind)
+	msg = append(msg, authMagic[:]...)
+	msg = append(msg, nonceD...)
+	return msg, nonceD, nil
+}
+
+// dial runs the dialer's side after hello was written: it proves itself and
+// checks the acceptor's proof. Any error means the connection must not be
+// used.
+func (a *connAuth) dial(conn net.Conn, kind byte, nonceD, binding []byte) error {
+	nonceA := make([]byte, nonceSize)
+	if _, err := io.ReadFull(conn, nonceA); err != nil {
+		return fmt.Errorf("authentication: read peer nonce: %w", closedAs(err, errPeerNoHandshake))
+	}
+	if _, err := conn.Write(a.proof(kind, roleDialer, nonceD, nonceA, binding)); err != nil {
+		return fmt.Errorf("authentication: send proof: %w", err)
+	}
+	got := make([]byte, proofSize)
+	if _, err := io.ReadFull(conn, got); err != nil {
+		return fmt.Errorf("authentication: read peer proof: %w", closedAs(err, errPeerRefusedProof))
+	}
+	if !hmac.Equal(got, a.proof(kind, roleAcceptor, nonceD, nonceA, binding)) {
+		return &refusal{reason: RefusedAuth, msg: "authentication: the peer's proof does not match this node's cluster secret: it is not a member of this cluster"}
+	}
+	return nil
+}
+
+// closedAs replaces a read error that means "the peer hung up" (EOF, or a
+// reset: a peer that closes with unread data resets) by what it means here.
+func closedAs(err, meaning error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return meaning
+	}
+	return err
+}
+
+// accept runs the acceptor's side once the kind byte has been read: it
+// reads the magic and the dialer's nonce, sends its own, checks the
+// dialer's proof and only then proves itself.
+func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte) error {
+	var greet [len(authMagic) + nonceSize]byte
+	if _, err := io.ReadFull(conn, greet[:len(authMagic)]); err != nil {
+		return fmt.Errorf("authentication: read greeting: %w", err)
+	}
+	if [len(authMagic)]byte(greet[:len(authMagic)]) != authMagic {
+		return &refusal{reason: RefusedProtocol, msg: "authentication: the peer sent no authentication greeting (a node of an earlier version, one without --cluster-secret, or not a cluster member)"}
+	}
+	if _, err := io.ReadFull(conn, greet[len(authMagic):]); err != nil {
+		return fmt.Errorf("authentication: read nonce: %w", err)
+	}
+	nonceD := greet[len(authMagic):]
+	nonceA := make([]byte, nonceSize)
+	if _, err := rand.Read(nonceA); err != nil {
+		return err
+	}
+	if _, err := conn.Write(nonceA); err != nil {
+		return fmt.Errorf("authentication: send nonce: %w", err)
+	}
+	got := make([]byte, proofSize)
+	if _, err := io.ReadFull(conn, got); err != nil {
+		return fmt.Errorf("authentication: read proof: %w", err)
+	}
+	if !hmac.Equal(got, a.proof(kind, roleDialer, nonceD, nonceA, binding)) {
+		return &refusal{reason: RefusedAuth, msg: "authentication: wrong proof of the cluster secret (the peer holds a different --cluster-secret or none)"}
+	}
+	if _, err := conn.Write(a.proof(kind, roleAcceptor, nonceD, nonceA, binding)); err != nil {
+		return fmt.Errorf("authentication: send proof: %w", err)
+	}
+	return nil
+}
+
+// tlsBinding returns the keying material that ties the proofs to conn's TLS
+// session, or nil on a plain connection.
+func tlsBinding(conn net.Conn) ([]byte, error) {
+	tc, ok := conn.(*tls.Conn)
+	if !ok {
+		return nil, nil
+	}
+	st := tc.ConnectionState()
+	b, err := st.ExportKeyingMaterial(exporterLabel, nil, 32)
+	if err != nil {
+		return nil, fmt.Errorf("authentication: TLS keying material: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,126 @@
+package transport
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Reasons an accepted connection is refused, the label values of the
+// refusal counter (see Stats).
+const (
+	// RefusedAuth: the peer's proof of the cluster secret was wrong.
+	RefusedAuth = "auth"
+	// RefusedProtocol: an unknown kind byte, or no authentication greeting
+	// after it (a stray client, a node of an earlier version or without a
+	// secret).
+	RefusedProtocol = "protocol"
+	// RefusedTLS: the TLS handshake failed (no or a foreign certificate).
+	RefusedTLS = "tls"
+	// RefusedTimeout: the handshake did not finish within HandshakeTimeout.
+	RefusedTimeout = "timeout"
+	// RefusedIO: the peer hung up or the socket failed mid-handshake.
+	RefusedIO = "io"
+	// RefusedCapacity: MaxPending connections were already in their
+	// handshake.
+	RefusedCapacity = "capacity"
+	// RefusedUnaccepted: the handshake passed but nobody accepted the
+	// connection in time (its listener is closed or not served yet).
+	RefusedUnaccepted = "unaccepted"
+)
+
+// RefusalReasons lists every reason, in a fixed order.
+var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedUnaccepted}
+
+// Stats is a snapshot of a Mux's connection counters.
+type Stats struct {
+	// Pending is the number of accepted connections still in their
+	// handshake (TLS, kind byte, authentication), at most MaxPending.
+	Pending int
+	// Refused counts accepted connections closed without being handed
+	// over, by reason (every key of RefusalReasons is present).
+	Refused map[string]uint64
+	// DialAuthFailed counts outgoing connections abandoned because the
+	// peer failed to prove the cluster secret or refused this node's proof.
+	DialAuthFailed uint64
+}
+
+type counters struct {
+	refused        [7]atomic.Uint64 // indexed like RefusalReasons
+	dialAuthFailed atomic.Uint64
+}
+
+func (c *counters) refuse(reason string) {
+	for i, r := range RefusalReasons {
+		if r == reason {
+			c.refused[i].Add(1)
+			return
+		}
+	}
+}
+
+// Stats returns the connection counters.
+func (m *Mux) Stats() Stats {
+	m.mu.Lock()
+	pending := len(m.pending)
+	m.mu.Unlock()
+	s := Stats{Pending: pending, Refused: make(map[string]uint64, len(RefusalReasons)), DialAuthFailed: m.count.dialAuthFailed.Load()}
+	for i, r := range RefusalReasons {
+		s.Refused[r] = m.count.refused[i].Load()
+	}
+	return s
+}
+
+// reasonOf classifies a handshake error.
+func reasonOf(err error) string {
+	var rf *refusal
+	var te *tlsError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return RefusedTimeout
+	case errors.As(err, &rf):
+		return rf.reason
+	case errors.As(err, &te):
+		return RefusedTLS
+	default:
+		return RefusedIO
+	}
+}
+
+// refusalLogEvery spaces out warnings about refused connections, so a flood
+// of bad connections cannot flood the log.
+const refusalLogEvery = 10 * time.Second
+
+// rateLimit lets one event per key through every refusalLogEvery and counts
+// the ones it held back. The zero value is ready.
+type rateLimit struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+	held map[string]uint64
+}
+
+func (r *rateLimit) allow(key string) bool {
+	_, ok := r.allowCount(key)
+	return ok
+}
+
+// allowCount reports whether an event for key may be logged now and, if so,
+// how many were held back since the last one.
+func (r *rateLimit) allowCount(key string) (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last, r.held = map[string]time.Time{}, map[string]uint64{}
+	}
+	now := time.Now()
+	if t, ok := r.last[key]; ok && now.Sub(t) < refusalLogEvery {
+		r.held[key]++
+		return 0, false
+	}
+	n := r.held[key]
+	r.last[key], r.held[key] = now, 0
+	return n, true
+}
