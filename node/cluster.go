@@ -151,6 +151,15 @@ func (n *Node) JoinLeader(ctx context.Context, req cluster.JoinRequest) error {
 	if err := n.admitJoin(req.ID, req.LogFormat); err != nil {
 		return err
 	}
+	if err := n.probeRaft(req.RaftAddr); err != nil {
+		// A voter the leader cannot reach would still count in the quorum:
+		// with a certificate from another CA, one that does not name its
+		// advertised host, or a wrong advertise address, a 3-node cluster
+		// would become 4 voters surviving no further failure. The joiner
+		// keeps retrying and logs this reason.
+		n.log.Warn("join refused: no raft connection to the joiner", "id", req.ID, "raft_addr", req.RaftAddr, "err", err)
+		return unavailable("the leader cannot open a raft connection to %s at %s (check its --raft-advertise, its certificate's hosts and CA, and the cluster secret): %v", req.ID, req.RaftAddr, err)
+	}
 	if err := cluster.AddVoter(n.raft, req.ID, req.RaftAddr, n.cfg.ApplyTimeout); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
 			return cluster.ErrNotLeader
@@ -159,6 +168,21 @@ func (n *Node) JoinLeader(ctx context.Context, req cluster.JoinRequest) error {
 	}
 	n.log.Info("member joined or updated", "id", req.ID, "raft_addr", req.RaftAddr, "url", req.URL)
 	return n.recordMember(ctx, req.ID, req.URL)
+}
+
+// joinProbeTimeout bounds the leader's test connection to a joiner: TCP,
+// TLS and the secret's proof both ways, well inside a join's 15 s.
+const joinProbeTimeout = 5 * time.Second
+
+// probeRaft opens and closes one raft connection to addr, through the
+// same TLS and cluster-secret handshake raft's own connections take, so a
+// member is admitted only if the leader can actually replicate to it.
+func (n *Node) probeRaft(addr string) error {
+	conn, err := n.mux.RaftLayer().Dial(raft.ServerAddress(addr), joinProbeTimeout)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 func (n *Node) recordMember(ctx context.Context, id, url string) error {

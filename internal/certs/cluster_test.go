@@ -150,6 +150,19 @@ func TestClusterFromIssuedCertificates(t *testing.T) {
 			t.Fatal("a node with a certificate from another CA received the cluster's data")
 		}
 	}
+	// The leader cannot open a raft connection to it, so it never becomes
+	// a member: a voter nobody can reach would still count in the quorum.
+	for _, n := range nodes {
+		st, err := n.ClusterStatus(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range st.Members {
+			if m.ID == "stranger" {
+				t.Fatalf("%s lists the stranger as a member", n.ID())
+			}
+		}
+	}
 	// The members still commit without it.
 	waitHas(t, nodes, post(t, nodes[0], "still writable"))
 }
