@@ -44,7 +44,7 @@ func runServe(args []string) int {
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's /debug/pprof/ on this address (off when empty; keep it on loopback)")
 	join := fs.String("join", "", "comma-separated URLs of cluster members to join (or, with --bootstrap-expect, to form a cluster with)")
 	expect := fs.Int("bootstrap-expect", 0, "with --join: form a new cluster once this many nodes are up")
-	secret := fs.String("cluster-secret", "", "shared secret that signs node-to-node requests (required for more than one node)")
+	secret := fs.String("cluster-secret", "", "shared secret (>= 16 bytes) that authenticates every raft-port connection and signs node-to-node requests (required for more than one node, and for --raft-addr beyond loopback without TLS)")
 	secretFile := fs.String("cluster-secret-file", "", "file holding the cluster secret")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate for mutual TLS between nodes")
 	tlsKey := fs.String("tls-key", "", "PEM key for --tls-cert")
