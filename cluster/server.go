@@ -69,10 +69,10 @@ func InternalHandler(b Backend, secret []byte, log *slog.Logger) http.Handler {
 	})
 	mux.HandleFunc("POST "+pathJoin, action(b.JoinLeader))
 	mux.HandleFunc("POST "+pathRemove, action(func(ctx context.Context, req idRequest) error {
-		return b.RemoveLeader(ctx, req.ID)
+		return b.RemoveLeader(restarea.WithOrigin(ctx, req.Origin), req.ID)
 	}))
 	mux.HandleFunc("POST "+pathTransfer, action(func(ctx context.Context, req idRequest) error {
-		return b.TransferLeader(ctx, req.ID)
+		return b.TransferLeader(restarea.WithOrigin(ctx, req.Origin), req.ID)
 	}))
 	return signed(secret, log, mux)
 }
