@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,5 +139,75 @@ func TestAuditAcrossCluster(t *testing.T) {
 		if trail[i].Seq >= trail[i-1].Seq || trail[i].Time.After(trail[i-1].Time) {
 			t.Fatalf("trail not newest first: %+v", trail)
 		}
+	}
+}
+
+// syncBuffer is a log sink several goroutines may write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Each operator action is logged with what it changed and where it came
+// from, and never with the token; a no-op says it changed nothing.
+func TestAuditLogsOperatorActions(t *testing.T) {
+	var logs syncBuffer
+	n := nodetest.Start(t, nodetest.WithAdminToken(auditToken), nodetest.WithConfig(func(c *node.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	}))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if st, err := n.ClusterStatus(context.Background()); err == nil && st.LogFormat == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node did not switch to log format 3")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := n.Post(context.Background(), question(uuid.NewString()), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := n.URL() + "/api/v1/admin"
+	adminCall(t, "POST", admin+"/entries/"+res.Entry.ID+"/hide", "")
+	adminCall(t, "POST", admin+"/entries/"+res.Entry.ID+"/hide", "")
+	adminCall(t, "PUT", admin+"/settings", `{"global_limit": {"count": 5, "window_seconds": 60}}`)
+
+	var actions []map[string]any
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && strings.HasPrefix(fmt.Sprint(m["msg"]), "operator action") {
+			actions = append(actions, m)
+		}
+	}
+	if len(actions) != 3 {
+		t.Fatalf("operator action lines: %v, want 3", actions)
+	}
+	hide, again, set := actions[0], actions[1], actions[2]
+	if hide["action"] != "hide" || hide["target"] != res.Entry.ID || hide["source"] != "127.0.0.1" ||
+		!strings.Contains(fmt.Sprint(hide["changes"]), `"field":"visible","before":true,"after":false`) {
+		t.Fatalf("hide line: %v", hide)
+	}
+	if again["msg"] != "operator action changed nothing" {
+		t.Fatalf("second hide line: %v", again)
+	}
+	if set["action"] != "settings" || !strings.Contains(fmt.Sprint(set["changes"]), `"after":{"count":5,"window_seconds":60}`) {
+		t.Fatalf("settings line: %v", set)
+	}
+	if strings.Contains(logs.String(), auditToken) {
+		t.Fatal("the admin token is in the logs")
 	}
 }
