@@ -2,6 +2,7 @@ package fsm_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"reflect"
@@ -241,6 +242,15 @@ func TestAuditPaging(t *testing.T) {
 	}
 	if p, err := h.f.Audit("", 0); err != nil || len(p.Records) != 13 || p.NextCursor != nil {
 		t.Fatalf("default limit: %d records, cursor %v, err %v", len(p.Records), p.NextCursor, err)
+	}
+	// Cursors past either end (a record that expired meanwhile, say).
+	past := base64.RawURLEncoding.EncodeToString([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	if p, err := h.f.Audit(past, 50); err != nil || len(p.Records) != 13 {
+		t.Fatalf("cursor after the newest: %d records, err %v", len(p.Records), err)
+	}
+	before := base64.RawURLEncoding.EncodeToString(make([]byte, 8))
+	if p, err := h.f.Audit(before, 50); err != nil || len(p.Records) != 0 || p.NextCursor != nil {
+		t.Fatalf("cursor before the oldest: %d records, err %v", len(p.Records), err)
 	}
 }
 

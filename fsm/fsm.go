@@ -232,7 +232,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 	}
 	now := advanceClock(tx, cmd.Time)
 	var a *auditor // nil before log format 3: nothing is audited
-	if readLogFormat(tx) >= 3 {
+	if cmd.Op != OpPost && cmd.Op != OpExpire && readLogFormat(tx) >= 3 {
+		// Posts and expiry are not operator actions: they skip the read.
 		a = &auditor{index: l.Index, now: now, source: cmd.Origin}
 	}
 	switch cmd.Op {
