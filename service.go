@@ -129,6 +129,10 @@ type AdminService interface {
 	// with the same request_id replay rules as Post; the per-source and
 	// global limits and writes_disabled do not apply to it.
 	OperatorPost(ctx context.Context, req PostRequest, meta PostMeta) (PostResult, error)
+	// ListAudit returns the audit trail of operator actions, newest
+	// first; Limit is 1–200 (0: 50) and Cursor is a previous page's
+	// NextCursor.
+	ListAudit(ctx context.Context, opts ListOptions) (AuditPage, error)
 }
 
 // Member is one server of the cluster.

@@ -29,7 +29,10 @@ func (s *server) requireToken(next http.Handler) http.Handler {
 			httpx.WriteError(w, restarea.Errorf(restarea.CodeUnauthorized, "a valid admin bearer token is required (Authorization: Bearer TOKEN)"))
 			return
 		}
-		next.ServeHTTP(w, r)
+		// The audit record of whatever this request changes names its
+		// source address.
+		source := httpx.SourceOf(r, s.proxies, s.v6bits)
+		next.ServeHTTP(w, r.WithContext(restarea.WithOrigin(r.Context(), source)))
 	})
 }
 
@@ -182,4 +185,23 @@ func (s *server) putSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.WriteData(w, http.StatusOK, st)
+}
+
+// listAudit is GET /api/v1/admin/audit: the audit trail of operator
+// actions, newest first.
+func (s *server) listAudit(w http.ResponseWriter, r *http.Request) {
+	opts, err := listOptions(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, err := s.admin.ListAudit(r.Context(), opts)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if page.Records == nil {
+		page.Records = []restarea.AuditRecord{}
+	}
+	httpx.WriteData(w, http.StatusOK, page)
 }

@@ -256,3 +256,10 @@ func decodeData(t *testing.T, r response, v any) {
 		t.Fatalf("data %s: %v", r.data, err)
 	}
 }
+
+func (f *fake) ListAudit(_ context.Context, opts restarea.ListOptions) (restarea.AuditPage, error) {
+	if err := f.record(call{method: "ListAudit", list: opts}); err != nil {
+		return restarea.AuditPage{}, err
+	}
+	return restarea.AuditPage{}, nil
+}

@@ -44,6 +44,7 @@ func (s *server) adminRoutes() http.Handler {
 	handle(mux, "/api/v1/admin/entries/{id}/unhide", methods{http.MethodPost: s.unhideEntry})
 	handle(mux, "/api/v1/admin/entries/{id}/delete", methods{http.MethodPost: s.deleteEntry})
 	handle(mux, "/api/v1/admin/settings", methods{http.MethodGet: s.getSettings, http.MethodPut: s.putSettings})
+	handle(mux, "/api/v1/admin/audit", methods{http.MethodGet: s.listAudit})
 	if s.cluster != nil {
 		handle(mux, "/api/v1/admin/cluster/members", methods{http.MethodGet: s.clusterMembers})
 		handle(mux, "/api/v1/admin/cluster/members/{id}", methods{http.MethodDelete: s.removeMember})

@@ -64,12 +64,12 @@ func (c *Client) JoinLeader(ctx context.Context, raftAddr string, req JoinReques
 
 // RemoveLeader asks the leader at raftAddr to remove server id.
 func (c *Client) RemoveLeader(ctx context.Context, raftAddr, id string) error {
-	return c.call(ctx, c.Internal, "http://"+raftAddr+pathRemove, http.MethodPost, idRequest{ID: id}, nil)
+	return c.call(ctx, c.Internal, "http://"+raftAddr+pathRemove, http.MethodPost, idRequest{ID: id, Origin: restarea.OriginFrom(ctx)}, nil)
 }
 
 // TransferLeader asks the leader at raftAddr to hand leadership to id.
 func (c *Client) TransferLeader(ctx context.Context, raftAddr, id string) error {
-	return c.call(ctx, c.Internal, "http://"+raftAddr+pathTransfer, http.MethodPost, idRequest{ID: id}, nil)
+	return c.call(ctx, c.Internal, "http://"+raftAddr+pathTransfer, http.MethodPost, idRequest{ID: id, Origin: restarea.OriginFrom(ctx)}, nil)
 }
 
 // JoinVia sends a join request to the node at baseURL, which routes it to

@@ -21,7 +21,7 @@ func TestClusterSwitchesToLogFormat2(t *testing.T) {
 	for _, n := range nodes {
 		for {
 			st, err := n.ClusterStatus(ctx)
-			if err == nil && st.LogFormat == 2 {
+			if err == nil && st.LogFormat >= 2 {
 				break
 			}
 			if time.Now().After(deadline) {

@@ -69,6 +69,11 @@ type PeerInfo struct {
 
 type idRequest struct {
 	ID string `json:"id"`
+	// Origin is the source address of the operator request behind a
+	// removal or transfer, for the audit trail (restarea.WithOrigin). The
+	// node sends it only once the cluster writes log format 3, which
+	// every member reads.
+	Origin string `json:"origin,omitempty"`
 }
 
 type indexResponse struct {

@@ -64,10 +64,10 @@ func InternalHandler(b Backend, g *Guard) http.Handler {
 	}))
 	mux.HandleFunc("POST "+pathJoin, g.signed(maxJoinBody, action(b.JoinLeader)))
 	mux.HandleFunc("POST "+pathRemove, g.signed(maxSmallBody, action(func(ctx context.Context, req idRequest) error {
-		return b.RemoveLeader(ctx, req.ID)
+		return b.RemoveLeader(restarea.WithOrigin(ctx, req.Origin), req.ID)
 	})))
 	mux.HandleFunc("POST "+pathTransfer, g.signed(maxSmallBody, action(func(ctx context.Context, req idRequest) error {
-		return b.TransferLeader(ctx, req.ID)
+		return b.TransferLeader(restarea.WithOrigin(ctx, req.Origin), req.ID)
 	})))
 	return mux
 }

@@ -14,7 +14,8 @@ func errMissing(id string) error {
 
 // applyVisibility hides or unhides an entry. Doing it twice is a no-op, so
 // a retried admin command is harmless.
-func applyVisibility(tx *bolt.Tx, id string, visible bool) (*Result, error) {
+// Only a real change is audited.
+func applyVisibility(tx *bolt.Tx, a *auditor, id string, visible bool) (*Result, error) {
 	r, err := getRecord(tx, id)
 	if err != nil {
 		return nil, err
@@ -22,6 +23,7 @@ func applyVisibility(tx *bolt.Tx, id string, visible bool) (*Result, error) {
 	if r == nil {
 		return refuse(restarea.CodeNotFound, 0, "no stored entry has id %s", id), nil
 	}
+	var rec *restarea.AuditRecord
 	if r.Visible != visible {
 		r.Visible = visible
 		if err := putRecord(tx, r); err != nil {
@@ -30,15 +32,26 @@ func applyVisibility(tx *bolt.Tx, id string, visible bool) (*Result, error) {
 		if err := index(tx, r, visible); err != nil {
 			return nil, err
 		}
+		action := restarea.AuditHide
+		if visible {
+			action = restarea.AuditUnhide
+		}
+		rec, err = a.write(tx, restarea.AuditRecord{
+			Action: action, EntryID: r.ID, EntryType: r.Type,
+			Changes: []restarea.AuditChange{change("visible", !visible, visible)},
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	e := r.Entry
-	return &Result{Entry: &e}, nil
+	return &Result{Entry: &e, Audit: rec}, nil
 }
 
 // applyDelete erases an entry and keeps a tombstone for its request_id, so
 // replays get 410 until the tombstone expires. Deleting a deleted entry is
-// a no-op.
-func applyDelete(tx *bolt.Tx, now int64, id string) (*Result, error) {
+// a no-op, and not audited.
+func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error) {
 	if tx.Bucket(bTombIDs).Get([]byte(id)) != nil {
 		return &Result{Entry: &restarea.Entry{ID: id}}, nil
 	}
@@ -65,7 +78,14 @@ func applyDelete(tx *bolt.Tx, now int64, id string) (*Result, error) {
 	if err := tx.Bucket(bTombExpiry).Put(append(u64(uint64(now)), r.RequestID...), nil); err != nil {
 		return nil, err
 	}
-	return &Result{Entry: &restarea.Entry{ID: id}}, nil
+	rec, err := a.write(tx, restarea.AuditRecord{
+		Action: restarea.AuditDelete, EntryID: r.ID, EntryType: r.Type,
+		Changes: []restarea.AuditChange{change("deleted", false, true), change("visible", r.Visible, false)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Entry: &restarea.Entry{ID: id}, Audit: rec}, nil
 }
 
 // removeEntry takes an entry out of every index and the entry bucket.
@@ -92,9 +112,12 @@ func removeEntry(tx *bolt.Tx, r *record) error {
 }
 
 // applySettings applies a settings patch. Limits an operator has set are
-// never overwritten by a node's configured defaults.
-func applySettings(tx *bolt.Tx, c *SettingsCommand) (*Result, error) {
+// never overwritten by a node's configured defaults. A patch that changes
+// no setting in force is not audited (even when it marks a limit as set by
+// an operator).
+func applySettings(tx *bolt.Tx, a *auditor, c *SettingsCommand) (*Result, error) {
 	s := getSettings(tx)
+	before := s.Settings
 	p := c.Patch
 	if c.FromConfig {
 		if s.OperatorSetPerSource {
@@ -119,6 +142,14 @@ func applySettings(tx *bolt.Tx, c *SettingsCommand) (*Result, error) {
 	if err := putSettings(tx, s); err != nil {
 		return nil, err
 	}
+	var rec *restarea.AuditRecord
+	if changes := settingsChanges(before, s.Settings); len(changes) > 0 {
+		var err error
+		rec, err = a.write(tx, restarea.AuditRecord{Action: restarea.AuditSettings, Changes: changes, FromConfig: c.FromConfig})
+		if err != nil {
+			return nil, err
+		}
+	}
 	out := s.Settings
-	return &Result{Settings: &out}, nil
+	return &Result{Settings: &out, Audit: rec}, nil
 }

@@ -44,7 +44,7 @@ func mustDecode(t testing.TB, b []byte) *fsm.Command {
 	return c
 }
 
-var allOps = []fsm.Op{fsm.OpPost, fsm.OpHide, fsm.OpUnhide, fsm.OpDelete, fsm.OpSettings, fsm.OpConfigure, fsm.OpExpire, fsm.OpMember}
+var allOps = []fsm.Op{fsm.OpPost, fsm.OpHide, fsm.OpUnhide, fsm.OpDelete, fsm.OpSettings, fsm.OpConfigure, fsm.OpExpire, fsm.OpMember, fsm.OpAudit, fsm.OpEnableLogV2, fsm.OpEnableLogV3}
 
 // cmdGen makes random commands. It fills every exported field by
 // reflection, so a field added to Command or to a type it carries is
@@ -129,8 +129,12 @@ func (g *cmdGen) command() *fsm.Command {
 	if g.rng.Intn(8) > 0 {
 		c.Op = allOps[g.rng.Intn(len(allOps))]
 	}
+	if g.rng.Intn(4) > 0 {
+		// The audit fields (format 3) ride on few commands, always as JSON.
+		c.Audit, c.Origin = nil, ""
+	}
 	if g.rng.Intn(2) == 0 { // the typical shape: one part, the op's
-		c.Post, c.Settings, c.Expire, c.Member = nil, nil, nil, nil
+		c.Post, c.Settings, c.Expire, c.Member, c.Audit = nil, nil, nil, nil, nil
 		full := fsm.Command{}
 		g.fill(reflect.ValueOf(&full).Elem())
 		switch c.Op {
@@ -142,6 +146,8 @@ func (g *cmdGen) command() *fsm.Command {
 			c.Expire = cmp(full.Expire, &fsm.ExpireCommand{})
 		case fsm.OpMember:
 			c.Member = cmp(full.Member, &fsm.MemberCommand{})
+		case fsm.OpAudit:
+			c.Audit = cmp(full.Audit, &fsm.AuditCommand{})
 		}
 	}
 	return &c
@@ -166,7 +172,13 @@ func TestCodecMatchesJSON(t *testing.T) {
 			if data[0] != 2 {
 				t.Fatalf("EncodeV2 wrote version %d, want 2", data[0])
 			}
-			kinds[data[1]]++
+			audited := c.Audit != nil || c.Origin != ""
+			if audited && data[1] != 1 {
+				t.Fatalf("a command with audit fields was written as kind %d, want 1 (JSON)", data[1])
+			}
+			if !audited {
+				kinds[data[1]]++
+			}
 			got := mustDecode(t, data)
 			want := mustDecode(t, encodeV1(t, c))
 			if !reflect.DeepEqual(got, want) {
@@ -336,6 +348,8 @@ func TestCodecFieldInventory(t *testing.T) {
 		"Settings*.Patch.GlobalLimit*.WindowSeconds int", "Settings*.FromConfig bool",
 		"Expire*.Retention time.Duration", "Expire*.TombstoneRetention time.Duration", "Expire*.MaxItems int",
 		"Member*.MemberInfo.ID string", "Member*.MemberInfo.URL string", "Member*.Remove bool",
+		// Log format 3: written as JSON only (kind 1), never in the binary form.
+		"Audit*.Action restarea.AuditAction", "Audit*.MemberID string", "Audit*.From string", "Origin string",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the fields of Command changed; update the binary form in codec.go (see this test's comment).\n got %q\nwant %q", got, want)

@@ -20,6 +20,9 @@ const (
 	OpConfigure Op = "configure"
 	OpExpire    Op = "expire"
 	OpMember    Op = "member"
+	// OpAudit records an operator action that is not itself a state
+	// machine command (a leadership transfer) in the audit trail.
+	OpAudit Op = "audit"
 )
 
 // Command is one entry of the replicated log. It carries everything a
@@ -41,6 +44,13 @@ type Command struct {
 	Settings *SettingsCommand `json:"settings,omitempty"`
 	Expire   *ExpireCommand   `json:"expire,omitempty"`
 	Member   *MemberCommand   `json:"member,omitempty"`
+	Audit    *AuditCommand    `json:"audit,omitempty"`
+
+	// Origin is the source address of the operator request behind an
+	// admin command, for its audit record. Like Audit it is only set once
+	// the cluster writes log format 3, and a command carrying either is
+	// written as JSON (see EncodeV2).
+	Origin string `json:"origin,omitempty"`
 }
 
 // PostCommand is a post attempt that passed syntax checks.
@@ -87,6 +97,9 @@ type Result struct {
 	Settings *restarea.Settings `json:"settings,omitempty"`
 	// Expired counts what an expire command removed.
 	Expired int `json:"expired,omitempty"`
+	// Audit is the audit record the command wrote: nil when it changed
+	// nothing an operator is accountable for.
+	Audit *restarea.AuditRecord `json:"audit,omitempty"`
 	// Err is the decision when the command was refused.
 	Err *ResultError `json:"error,omitempty"`
 }

@@ -90,11 +90,11 @@ func (g *gen) next() fsm.Command {
 		req.Body += " (edited)"
 		return g.post(req)
 	case n < 78:
-		return fsm.Command{Op: fsm.OpHide, EntryID: g.pick(g.ids)}
+		return fsm.Command{Op: fsm.OpHide, EntryID: g.pick(g.ids), Origin: "203.0.113.7"}
 	case n < 82:
 		return fsm.Command{Op: fsm.OpUnhide, EntryID: g.pick(g.ids)}
 	case n < 88:
-		return fsm.Command{Op: fsm.OpDelete, EntryID: g.pick(g.ids)}
+		return fsm.Command{Op: fsm.OpDelete, EntryID: g.pick(g.ids), Origin: "2001:db8::7"}
 	case n < 92:
 		return fsm.Command{Op: fsm.OpExpire, Expire: &fsm.ExpireCommand{
 			Retention: 15 * day, TombstoneRetention: 5 * day, MaxItems: 1 + g.rng.Intn(5),
@@ -124,6 +124,11 @@ func TestDeterminism(t *testing.T) {
 			logs := make([]*raft.Log, 200)
 			for i := range logs {
 				c := g.command()
+				if i == 40 {
+					// The audit trail starts with log format 3: both
+					// sides of the switch replay the same.
+					c = fsm.Command{Op: fsm.OpEnableLogV3, Time: c.Time}
+				}
 				data, err := c.Encode()
 				if err != nil {
 					t.Fatal(err)
@@ -149,6 +154,9 @@ func TestDeterminism(t *testing.T) {
 			}
 			if d1, d2 := dump(t, one.f), dump(t, many.f); d1 != d2 {
 				t.Fatalf("states differ:\n%s\n%s", d1, d2)
+			}
+			if trail := auditTrail(t, one.f, 50); len(trail) == 0 || trail[len(trail)-1].Seq <= 41 {
+				t.Fatalf("audit trail %+v: want records, all after the switch at index 41", trail)
 			}
 
 			for _, r := range got1 {

@@ -10,6 +10,7 @@ import (
 // applyExpire removes entries created before now-Retention and tombstones
 // older than now-TombstoneRetention (SPEC section 6). Afterwards their
 // request_ids are forgotten: that is the documented end of idempotency.
+// Audit records older than Retention go too.
 func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 	max := c.MaxItems
 	if max <= 0 {
@@ -62,6 +63,14 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 			}
 			n++
 		}
+	}
+	if c.Retention > 0 {
+		// The audit trail lives as long as the entries it is about.
+		k, err := expireAudit(tx, now-int64(c.Retention), max)
+		if err != nil {
+			return nil, err
+		}
+		n += k
 	}
 	s := getSettings(tx)
 	pruneSources(tx, now, s.PerSourceLimit.Window(), max)

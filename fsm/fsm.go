@@ -231,6 +231,11 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 		return refuse(restarea.CodeInternal, 0, "%v", err), nil
 	}
 	now := advanceClock(tx, cmd.Time)
+	var a *auditor // nil before log format 3: nothing is audited
+	if cmd.Op != OpPost && cmd.Op != OpExpire && readLogFormat(tx) >= 3 {
+		// Posts and expiry are not operator actions: they skip the read.
+		a = &auditor{index: l.Index, now: now, source: cmd.Origin}
+	}
 	switch cmd.Op {
 	case OpPost:
 		if cmd.Post == nil {
@@ -243,21 +248,28 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 		}
 		return f.applyPost(tx, l.Index, now, cmd.Post)
 	case OpHide, OpUnhide:
-		return applyVisibility(tx, cmd.EntryID, cmd.Op == OpUnhide)
+		return applyVisibility(tx, a, cmd.EntryID, cmd.Op == OpUnhide)
 	case OpDelete:
-		return applyDelete(tx, now, cmd.EntryID)
+		return applyDelete(tx, a, now, cmd.EntryID)
 	case OpSettings, OpConfigure:
 		if cmd.Settings == nil {
 			return refuse(restarea.CodeInvalidRequest, 0, "settings command without settings"), nil
 		}
-		return applySettings(tx, cmd.Settings)
+		return applySettings(tx, a, cmd.Settings)
 	case OpMember:
 		if cmd.Member == nil || cmd.Member.ID == "" {
 			return refuse(restarea.CodeInvalidRequest, 0, "member command without member"), nil
 		}
-		return applyMember(tx, cmd.Member)
+		return applyMember(tx, a, cmd.Member)
 	case OpEnableLogV2:
-		return applyEnableLogV2(tx)
+		return applyEnableLog(tx, 2)
+	case OpEnableLogV3:
+		return applyEnableLog(tx, 3)
+	case OpAudit:
+		if cmd.Audit == nil {
+			return refuse(restarea.CodeInvalidRequest, 0, "audit command without audit"), nil
+		}
+		return applyAudit(tx, a, cmd.Audit)
 	case OpExpire:
 		if cmd.Expire == nil {
 			return refuse(restarea.CodeInvalidRequest, 0, "expire command without parameters"), nil

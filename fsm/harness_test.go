@@ -223,6 +223,7 @@ func dump(t testing.TB, f *fsm.FSM) string {
 		Settings restarea.Settings
 		Count    uint64
 		Applied  uint64
+		Audit    []restarea.AuditRecord
 	}
 	out.Threads = walk(t, func(c string) ([]restarea.Entry, *string, error) {
 		p, err := f.Threads(c, 7)
@@ -262,6 +263,7 @@ func dump(t testing.TB, f *fsm.FSM) string {
 		t.Fatalf("count: %v", err)
 	}
 	out.Applied = f.AppliedIndex()
+	out.Audit = auditTrail(t, f, 7)
 	b, err := json.MarshalIndent(out, "", " ")
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,25 @@ import (
 // member has said it reads version 2, and refuses older joiners after.
 const OpEnableLogV2 Op = "enable_log_v2"
 
+// OpEnableLogV3 switches the cluster to log format 3: format 2 plus the
+// audit trail. From the command that switches on, admin commands write
+// audit records and may carry Origin and Audit (as JSON, see EncodeV2).
+// Before it, no command writes one, so an older log replays exactly as
+// it was first applied. Proposed, like OpEnableLogV2, only once every
+// member reads format 3.
+const OpEnableLogV3 Op = "enable_log_v3"
+
 // LogFormatMax is the newest log format this binary reads.
-const LogFormatMax = 2
+const LogFormatMax = 3
 
 var kLogFormat = []byte("log_format")
 
-func applyEnableLogV2(tx *bolt.Tx) (*Result, error) {
-	return &Result{}, tx.Bucket(bMeta).Put(kLogFormat, u64(2))
+// applyEnableLog raises the log format to v; it never lowers it.
+func applyEnableLog(tx *bolt.Tx, v int) (*Result, error) {
+	if readLogFormat(tx) >= v {
+		return &Result{}, nil
+	}
+	return &Result{}, tx.Bucket(bMeta).Put(kLogFormat, u64(uint64(v)))
 }
 
 func readLogFormat(tx *bolt.Tx) int {

@@ -3,6 +3,8 @@ package fsm
 import (
 	"encoding/json"
 
+	"github.com/restarea/restarea"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -20,16 +22,48 @@ type MemberCommand struct {
 	Remove bool `json:"remove,omitempty"`
 }
 
-func applyMember(tx *bolt.Tx, c *MemberCommand) (*Result, error) {
+// applyMember records or forgets a member's URL. A member seen for the
+// first time is audited as member_add, a new URL as member_update, and
+// forgetting a recorded member as member_remove; a command that changes
+// nothing (a retried remove, an unchanged URL) is not audited.
+func applyMember(tx *bolt.Tx, a *auditor, c *MemberCommand) (*Result, error) {
 	b := tx.Bucket(bMembers)
+	var prev *MemberInfo
+	if v := b.Get([]byte(c.ID)); v != nil {
+		var m MemberInfo
+		if json.Unmarshal(v, &m) == nil {
+			prev = &m
+		}
+	}
+	var rec restarea.AuditRecord
 	if c.Remove {
-		return &Result{}, b.Delete([]byte(c.ID))
+		if err := b.Delete([]byte(c.ID)); err != nil {
+			return nil, err
+		}
+		if prev == nil {
+			return &Result{}, nil
+		}
+		rec = restarea.AuditRecord{Action: restarea.AuditMemberRemove, Changes: []restarea.AuditChange{change("url", prev.URL, nil)}}
+	} else {
+		v, err := json.Marshal(c.MemberInfo)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Put([]byte(c.ID), v); err != nil {
+			return nil, err
+		}
+		switch {
+		case prev == nil:
+			rec = restarea.AuditRecord{Action: restarea.AuditMemberAdd, Changes: []restarea.AuditChange{change("url", nil, c.URL)}}
+		case prev.URL != c.URL:
+			rec = restarea.AuditRecord{Action: restarea.AuditMemberUpdate, Changes: []restarea.AuditChange{change("url", prev.URL, c.URL)}}
+		default:
+			return &Result{}, nil
+		}
 	}
-	v, err := json.Marshal(c.MemberInfo)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{}, b.Put([]byte(c.ID), v)
+	rec.MemberID = c.ID
+	out, err := a.write(tx, rec)
+	return &Result{Audit: out}, err
 }
 
 // Members returns the recorded member URLs by node id.

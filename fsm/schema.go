@@ -31,8 +31,9 @@ var (
 	bSources    = []byte("sources")     // source address → packed attempt times
 	bGlobal     = []byte("global")      // created_at nanos + seq → nil: new entries in the site-wide window
 	bMembers    = []byte("members")     // node id → MemberInfo JSON
+	bAudit      = []byte("audit")       // log index → restarea.AuditRecord JSON (log format 3)
 
-	allBuckets = [][]byte{bMeta, bEntries, bIDs, bByRequest, bThreads, bReplies, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers}
+	allBuckets = [][]byte{bMeta, bEntries, bIDs, bByRequest, bThreads, bReplies, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers, bAudit}
 )
 
 // Keys in bMeta.

@@ -12,11 +12,15 @@ func (n *Node) entryCommand(ctx context.Context, op fsm.Op, id string) (*fsm.Res
 	if err != nil {
 		return nil, err
 	}
-	res, err := n.propose(ctx, &fsm.Command{Op: op, EntryID: id})
+	res, err := n.propose(ctx, n.withOrigin(ctx, &fsm.Command{Op: op, EntryID: id}))
 	if err != nil {
 		return nil, err
 	}
-	return res, res.Error()
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	n.logAction(ctx, restarea.AuditAction(op), id, res)
+	return res, nil
 }
 
 // HideEntry hides an entry from public reads.
@@ -63,13 +67,14 @@ func (n *Node) UpdateSettings(ctx context.Context, patch restarea.SettingsPatch)
 	if err := patch.Validate(); err != nil {
 		return restarea.Settings{}, err
 	}
-	res, err := n.propose(ctx, &fsm.Command{Op: fsm.OpSettings, Settings: &fsm.SettingsCommand{Patch: patch}})
+	res, err := n.propose(ctx, n.withOrigin(ctx, &fsm.Command{Op: fsm.OpSettings, Settings: &fsm.SettingsCommand{Patch: patch}}))
 	if err != nil {
 		return restarea.Settings{}, err
 	}
 	if err := res.Error(); err != nil {
 		return restarea.Settings{}, err
 	}
+	n.logAction(ctx, restarea.AuditSettings, "", res)
 	return *res.Settings, nil
 }
 

@@ -213,8 +213,12 @@ func (n *Node) RemoveLeader(ctx context.Context, id string) error {
 		return unavailable("removing %s failed: %v", id, err)
 	}
 	n.log.Info("member removed", "id", id)
-	_, err := n.propose(ctx, &fsm.Command{Op: fsm.OpMember, Member: &fsm.MemberCommand{MemberInfo: fsm.MemberInfo{ID: id}, Remove: true}})
-	return err
+	res, err := n.propose(ctx, n.withOrigin(ctx, &fsm.Command{Op: fsm.OpMember, Member: &fsm.MemberCommand{MemberInfo: fsm.MemberInfo{ID: id}, Remove: true}}))
+	if err != nil {
+		return err
+	}
+	n.logAction(ctx, restarea.AuditMemberRemove, id, res)
+	return nil
 }
 
 // member returns the raft address of server id; ok is false when id is
@@ -334,14 +338,23 @@ func (n *Node) RemoveMember(ctx context.Context, id string) error {
 	if id == "" {
 		return restarea.Errorf(restarea.CodeInvalidRequest, "id is required")
 	}
+	ctx = n.originContext(ctx)
 	return n.onLeader(ctx, func(ctx context.Context) error { return n.RemoveLeader(ctx, id) },
 		func(ctx context.Context, addr string) error { return n.peers.RemoveLeader(ctx, addr, id) })
 }
 
-// TransferLeadership hands leadership over, through the leader.
+// TransferLeadership hands leadership over, through the leader, and
+// records the transfer in the audit trail.
 func (n *Node) TransferLeadership(ctx context.Context, id string) error {
-	return n.onLeader(ctx, func(ctx context.Context) error { return n.TransferLeader(ctx, id) },
+	ctx = n.originContext(ctx)
+	_, from := n.raft.LeaderWithID()
+	err := n.onLeader(ctx, func(ctx context.Context) error { return n.TransferLeader(ctx, id) },
 		func(ctx context.Context, addr string) error { return n.peers.TransferLeader(ctx, addr, id) })
+	if err != nil {
+		return err
+	}
+	n.recordTransfer(ctx, string(from), id)
+	return nil
 }
 
 // WriteBackup streams a consistent copy of the state file to w: a backup

@@ -138,7 +138,7 @@ func (n *Node) expire() {
 			return
 		}
 		if res.Expired > 0 {
-			n.log.Info("expired entries and tombstones", "count", res.Expired)
+			n.log.Info("expired entries, tombstones and audit records", "count", res.Expired)
 			n.met.expired.Add(float64(res.Expired))
 		}
 		if res.Expired < expireBatch {

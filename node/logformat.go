@@ -10,9 +10,9 @@ import (
 	"github.com/restarea/restarea/fsm"
 )
 
-// formatGate orders the switch to log format 2 against joins on the
+// formatGate orders a switch of the log format against joins on the
 // leader: the switch is proposed only after every member said it reads
-// format 2, and no join is admitted between that check and the commit.
+// the format, and no join is admitted between that check and the commit.
 type formatGate struct{ mu sync.Mutex }
 
 // encode returns cmd as the log format the whole cluster reads.
@@ -26,18 +26,23 @@ func (n *Node) encode(cmd *fsm.Command) ([]byte, error) {
 // admitJoin refuses a node that cannot read the log the cluster writes.
 // The caller holds n.format.mu.
 func (n *Node) admitJoin(req string, format int) error {
-	if n.fsm.LogFormat() >= 2 && format < 2 {
+	if cur := n.fsm.LogFormat(); cur >= 2 && max(format, 1) < cur {
 		return restarea.Errorf(restarea.CodeConflict,
-			"node %s reads log format %d but this cluster writes format 2: run the same restarea version as the cluster on it", req, max(format, 1))
+			"node %s reads log format %d but this cluster writes format %d: run the same restarea version as the cluster on it", req, max(format, 1), cur)
 	}
 	return nil
 }
 
-// maybeEnableLogV2 switches the cluster to log format 2 once every member
-// says it reads it. Members that do not answer keep the cluster on format
-// 1 until a later try (the leader retries on its timer).
+// formatSwitches are the commands that raise the log format, by the
+// format they switch to.
+var formatSwitches = map[int]fsm.Op{2: fsm.OpEnableLogV2, 3: fsm.OpEnableLogV3}
+
+// maybeEnableLogV2 raises the cluster's log format, one step at a time up
+// to the newest format every member says it reads (format 2: the compact
+// log; format 3: the audit trail). Members that do not answer keep the
+// cluster where it is until a later try (the leader retries on its timer).
 func (n *Node) maybeEnableLogV2(ctx context.Context) {
-	if n.fsm.LogFormat() >= 2 || !n.IsLeader() {
+	if n.fsm.LogFormat() >= fsm.LogFormatMax || !n.IsLeader() {
 		return
 	}
 	n.format.mu.Lock()
@@ -46,18 +51,22 @@ func (n *Node) maybeEnableLogV2(ctx context.Context) {
 	if f.Error() != nil {
 		return
 	}
+	target := fsm.LogFormatMax
 	for _, s := range f.Configuration().Servers {
 		if s.ID == raft.ServerID(n.id) {
 			continue
 		}
 		p, err := n.peers.PeerAt(ctx, string(s.Address))
-		if err != nil || p.LogFormat < 2 {
+		if err != nil {
 			return
 		}
+		target = min(target, p.LogFormat)
 	}
-	if _, err := n.propose(ctx, &fsm.Command{Op: fsm.OpEnableLogV2}); err != nil {
-		n.log.Warn("could not switch to log format 2", "err", err)
-		return
+	for v := n.fsm.LogFormat() + 1; v <= target; v++ {
+		if _, err := n.propose(ctx, &fsm.Command{Op: formatSwitches[v]}); err != nil {
+			n.log.Warn("could not switch the log format", "to", v, "err", err)
+			return
+		}
+		n.log.Info("every member reads this log format: the log is written in it from now on", "log_format", v)
 	}
-	n.log.Info("every member reads log format 2: the log is written in it from now on")
 }

@@ -1,0 +1,213 @@
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/node"
+	"github.com/restarea/restarea/node/nodetest"
+)
+
+const auditToken = "audit-test-admin-token-0123456789"
+
+func adminCall(t *testing.T, method, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+auditToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b.String())
+	}
+}
+
+func fullTrail(t *testing.T, n *node.Node) []restarea.AuditRecord {
+	t.Helper()
+	var all []restarea.AuditRecord
+	opts := restarea.ListOptions{Limit: 3}
+	for {
+		p, err := n.ListAudit(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("node %s: list audit: %v", n.ID(), err)
+		}
+		all = append(all, p.Records...)
+		if p.NextCursor == nil {
+			return all
+		}
+		opts.Cursor = *p.NextCursor
+	}
+}
+
+// An operator's actions through a follower's admin API — hide, settings, a
+// leadership transfer, a removal — are in the audit trail of every node,
+// identically, with the request's source address.
+func TestAuditAcrossCluster(t *testing.T) {
+	nodes := nodetest.StartCluster(t, 3, nodetest.WithAdminToken(auditToken), nodetest.WithConfig(func(c *node.Config) {
+		c.LeaderWait = 3 * time.Second
+		c.ApplyTimeout = 5 * time.Second
+	}))
+	ctx := context.Background()
+	leader := nodetest.Leader(t, nodes)
+	var follower *node.Node
+	for _, n := range nodes {
+		if st, err := n.ClusterStatus(ctx); err != nil || st.LogFormat != 3 {
+			t.Fatalf("node %s: log format %d (%v), want 3", n.ID(), st.LogFormat, err)
+		}
+		if n != leader && follower == nil {
+			follower = n
+		}
+	}
+	res, err := follower.Post(ctx, question(uuid.NewString()), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Entry.ID
+	admin := follower.URL() + "/api/v1/admin"
+	adminCall(t, "POST", admin+"/entries/"+id+"/hide", "")
+	adminCall(t, "POST", admin+"/entries/"+id+"/hide", "") // a no-op: not recorded
+	adminCall(t, "PUT", admin+"/settings", `{"writes_disabled": true}`)
+	adminCall(t, "POST", admin+"/cluster/leadership-transfer", `{"id": "`+follower.ID()+`"}`)
+	// The old leader, now a follower, forwards a removal to the new one.
+	var other *node.Node
+	for _, n := range nodes {
+		if n != leader && n != follower {
+			other = n
+		}
+	}
+	adminCall(t, "DELETE", leader.URL()+"/api/v1/admin/cluster/members/"+other.ID(), "")
+	kept := []*node.Node{leader, follower}
+
+	var trail []restarea.AuditRecord
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		trail = fullTrail(t, kept[0])
+		same := len(trail) > 0 && trail[0].Action == restarea.AuditMemberRemove
+		for _, n := range kept[1:] {
+			same = same && reflect.DeepEqual(fullTrail(t, n), trail)
+		}
+		if same {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, n := range kept {
+				j, _ := json.Marshal(fullTrail(t, n))
+				t.Logf("node %s: %s", n.ID(), j)
+			}
+			t.Fatal("the audit trails did not converge to the same records")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	byAction := map[restarea.AuditAction][]restarea.AuditRecord{}
+	for _, r := range trail {
+		byAction[r.Action] = append(byAction[r.Action], r)
+	}
+	hide, set, move := byAction[restarea.AuditHide], byAction[restarea.AuditSettings], byAction[restarea.AuditLeadershipTransfer]
+	if len(hide) != 1 || hide[0].EntryID != id || hide[0].Source != "127.0.0.1" {
+		t.Fatalf("hide records: %+v", hide)
+	}
+	if len(set) != 1 || set[0].Source != "127.0.0.1" || len(set[0].Changes) != 1 || set[0].Changes[0].Field != "writes_disabled" {
+		t.Fatalf("settings records: %+v", set)
+	}
+	if len(move) != 1 || move[0].MemberID != follower.ID() || move[0].Source != "127.0.0.1" ||
+		string(move[0].Changes[0].Before) != `"`+leader.ID()+`"` {
+		t.Fatalf("leadership transfer records: %+v", move)
+	}
+	if rm := byAction[restarea.AuditMemberRemove]; len(rm) != 1 || rm[0].MemberID != other.ID() || rm[0].Source != "127.0.0.1" {
+		t.Fatalf("member_remove records: %+v", rm)
+	}
+	if adds := byAction[restarea.AuditMemberAdd]; len(adds) != 2 {
+		t.Fatalf("member_add records: %+v, want the two joiners", adds)
+	}
+	for i := 1; i < len(trail); i++ {
+		if trail[i].Seq >= trail[i-1].Seq || trail[i].Time.After(trail[i-1].Time) {
+			t.Fatalf("trail not newest first: %+v", trail)
+		}
+	}
+}
+
+// syncBuffer is a log sink several goroutines may write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Each operator action is logged with what it changed and where it came
+// from, and never with the token; a no-op says it changed nothing.
+func TestAuditLogsOperatorActions(t *testing.T) {
+	var logs syncBuffer
+	n := nodetest.Start(t, nodetest.WithAdminToken(auditToken), nodetest.WithConfig(func(c *node.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	}))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if st, err := n.ClusterStatus(context.Background()); err == nil && st.LogFormat == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node did not switch to log format 3")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := n.Post(context.Background(), question(uuid.NewString()), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := n.URL() + "/api/v1/admin"
+	adminCall(t, "POST", admin+"/entries/"+res.Entry.ID+"/hide", "")
+	adminCall(t, "POST", admin+"/entries/"+res.Entry.ID+"/hide", "")
+	adminCall(t, "PUT", admin+"/settings", `{"global_limit": {"count": 5, "window_seconds": 60}}`)
+
+	var actions []map[string]any
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && strings.HasPrefix(fmt.Sprint(m["msg"]), "operator action") {
+			actions = append(actions, m)
+		}
+	}
+	if len(actions) != 3 {
+		t.Fatalf("operator action lines: %v, want 3", actions)
+	}
+	hide, again, set := actions[0], actions[1], actions[2]
+	if hide["action"] != "hide" || hide["target"] != res.Entry.ID || hide["source"] != "127.0.0.1" ||
+		!strings.Contains(fmt.Sprint(hide["changes"]), `"field":"visible","before":true,"after":false`) {
+		t.Fatalf("hide line: %v", hide)
+	}
+	if again["msg"] != "operator action changed nothing" {
+		t.Fatalf("second hide line: %v", again)
+	}
+	if set["action"] != "settings" || !strings.Contains(fmt.Sprint(set["changes"]), `"after":{"count":5,"window_seconds":60}`) {
+		t.Fatalf("settings line: %v", set)
+	}
+	if strings.Contains(logs.String(), auditToken) {
+		t.Fatal("the admin token is in the logs")
+	}
+}
