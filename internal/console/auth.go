@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/restarea/restarea/httpx"
 )
@@ -28,7 +29,7 @@ func (s *server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	http.SetCookie(w, s.cookie(r, loginCookie, base64.RawURLEncoding.EncodeToString(nonce[:]), int(loginTTL.Seconds())))
-	s.render(w, r, status, "login", view{Title: "Sign in", CSRF: s.keys.csrfFor("login", nonce[:]), Problem: problem})
+	s.render(w, r, status, "login", view{Title: "Sign in", CSRF: s.keys.csrfFor("login", nonce[:]), Problem: problem, Data: ttlText(s.ttl)})
 }
 
 // loginCSRFValid checks the sign-in form's CSRF field against its cookie.
@@ -103,4 +104,15 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request, sess session) {
 func sessionLabel(sess session) string {
 	sum := sha256.Sum256(sess.id[:])
 	return hex.EncodeToString(sum[:4])
+}
+
+// ttlText says how long a session lasts, for the sign-in page.
+func ttlText(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + " h"
+	case d >= time.Minute:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	}
+	return strconv.Itoa(int(d/time.Second)) + " s"
 }

@@ -404,6 +404,10 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("cluster page names no leader: %q", members)
 	}
 	b.shot("13-cluster")
+	// The same page on a phone: the table's rows stack.
+	b.do(chromedp.EmulateViewport(400, 900))
+	b.shot("13-cluster-narrow")
+	b.do(chromedp.EmulateReset())
 	// Removing a member, behind its confirmation: the one browsed first.
 	b.follow(`a[href="/admin/cluster/remove?id=`+here.ID()+`"]`, "section.confirm.danger")
 	b.shot("14-confirm-remove")
