@@ -145,6 +145,16 @@ func postJSON(t *testing.T, base string, req restarea.PostRequest) (int, string)
 	return resp.StatusCode, out.Error.Code
 }
 
+// leaderID is the leader n knows of.
+func leaderID(t *testing.T, n *node.Node) string {
+	t.Helper()
+	st, err := n.ClusterStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.LeaderID
+}
+
 // noRedirect is a client that shows redirects instead of following them.
 var noRedirect = &http.Client{
 	Timeout:       10 * time.Second,
@@ -175,7 +185,7 @@ func postForm(t *testing.T, u string, form url.Values, cookie *http.Cookie, orig
 // one), hiding and unhiding a reply as seen on the public thread, deleting
 // a question (its replay then gets 410), turning writes off (a public post
 // is refused), the cluster page read on another node with the same
-// session, removing a member; and, with plain HTTP, a POST without the
+// session, a leadership transfer, removing a member; and, with plain HTTP, a POST without the
 // CSRF token refused 403. Screenshots of every page go to
 // RESTAREA_SCREENSHOTS, or to the test's temporary directory.
 func TestConsoleInChromium(t *testing.T) {
@@ -407,7 +417,18 @@ func TestConsoleInChromium(t *testing.T) {
 	// The same page on a phone: the table's rows stack.
 	b.do(chromedp.EmulateViewport(400, 900))
 	b.shot("13-cluster-narrow")
-	b.do(chromedp.EmulateReset())
+	b.do(chromedp.EmulateViewport(1200, 900))
+	// Handing leadership over, to whichever voter is most up to date.
+	before := leaderID(t, other)
+	b.follow(`form[action="/admin/cluster/transfer"] button`, "p.notice")
+	deadline := time.Now().Add(10 * time.Second)
+	for leaderID(t, other) == before || leaderID(t, other) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("leadership still with %s after the transfer", before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.shot("13-cluster-after-transfer")
 	// Removing a member, behind its confirmation: the one browsed first.
 	b.follow(`a[href="/admin/cluster/remove?id=`+here.ID()+`"]`, "section.confirm.danger")
 	b.shot("14-confirm-remove")

@@ -178,7 +178,7 @@ func (s *server) confirmRemove(w http.ResponseWriter, r *http.Request, sess sess
 		if m.ID == id {
 			s.render(w, r, http.StatusOK, "confirm", view{Title: "Remove member?", Nav: "cluster", CSRF: sess.csrf, Data: confirmView{
 				Verb: "Remove", Action: Prefix + "/cluster/remove", Cancel: Prefix + "/cluster", Member: &m, Danger: true,
-				Question: "Really remove this member from the cluster? It stops voting and receiving the log; to come back it must join again with an empty data directory.",
+				Question: "Really remove this member from the cluster? It stops voting and receiving the log at once (a leader first hands leadership over); it comes back only when it is started again with --join.",
 			}})
 			return
 		}
