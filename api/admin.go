@@ -15,7 +15,7 @@ import (
 // requireToken lets a request through only with "Authorization: Bearer
 // TOKEN" carrying the configured token. It runs before routing, so an
 // unauthorised caller learns nothing about which admin paths exist. Failed
-// attempts are throttled per source (authThrottle): past the burst, 429
+// attempts are throttled per source (AuthThrottle): past the burst, 429
 // with Retry-After, and the token is not even compared.
 func (s *server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +54,7 @@ func (s *server) checkToken(r *http.Request) (tokenResult, time.Duration) {
 		return tokenInvalid, 0
 	}
 	source := httpx.SourceOf(r, s.proxies, s.v6bits)
-	if wait := s.authLimit.take(source); wait > 0 {
+	if wait := s.authLimit.Take(source); wait > 0 {
 		if s.metrics != nil {
 			s.metrics.authThrottled.Inc()
 		}
@@ -65,7 +65,7 @@ func (s *server) checkToken(r *http.Request) (tokenResult, time.Duration) {
 	// time subtle.ConstantTimeCompare takes on unequal lengths.
 	got := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(got[:], s.token[:]) == 1 {
-		s.authLimit.refund(source)
+		s.authLimit.Refund(source)
 		return tokenValid, 0
 	}
 	if s.metrics != nil {

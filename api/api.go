@@ -62,6 +62,10 @@ type Config struct {
 	// DefaultAuthBurst and DefaultAuthEvery.
 	AuthBurst int
 	AuthEvery time.Duration
+	// AuthThrottle, when not nil, is the throttle to count failures in
+	// (AuthBurst and AuthEvery are then ignored): a node shares one with
+	// its admin console.
+	AuthThrottle *AuthThrottle
 	// Registerer, when not nil, receives restarea_http_requests_total
 	// {route,code} and restarea_http_request_duration_seconds{route}.
 	Registerer prometheus.Registerer
@@ -83,7 +87,7 @@ type server struct {
 	maxBody  int64
 	metrics  *metrics // nil when no Registerer is configured
 	// authLimit throttles failed admin authentications per source.
-	authLimit *authThrottle
+	authLimit *AuthThrottle
 }
 
 // New returns the handler for "/api/", "/healthz" and "/readyz". Every
@@ -120,7 +124,10 @@ func New(cfg Config) http.Handler {
 	if cfg.Registerer != nil {
 		s.metrics = newMetrics(cfg.Registerer, s.log)
 	}
-	s.authLimit = newAuthThrottle(cfg.AuthBurst, cfg.AuthEvery, nil)
+	s.authLimit = cfg.AuthThrottle
+	if s.authLimit == nil {
+		s.authLimit = newAuthThrottle(cfg.AuthBurst, cfg.AuthEvery, nil)
+	}
 	return s.observe(s.recoverPanics(s.refuseCrossSite(s.routes())))
 }
 

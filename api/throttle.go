@@ -17,14 +17,14 @@ const (
 	maxAuthSources = 16384
 )
 
-// authThrottle limits failed admin authentications per source with a
+// AuthThrottle limits failed admin authentications per source with a
 // token bucket: each attempt that carries a token takes one from its
 // source's bucket (burst of them, one more every `every`), and a valid
 // token gives it back. Taking before checking, rather than counting
 // failures afterwards, holds concurrent guesses from one source to the
 // same budget. At 1 guess a second a 16-byte random token is out of reach;
 // a short one is refused at start (see node.Config.validate).
-type authThrottle struct {
+type AuthThrottle struct {
 	burst float64
 	every time.Duration
 	now   func() time.Time
@@ -41,7 +41,15 @@ type bucket struct {
 // overflowSource is the shared bucket of sources beyond maxAuthSources.
 const overflowSource = ""
 
-func newAuthThrottle(burst int, every time.Duration, now func() time.Time) *authThrottle {
+// NewAuthThrottle returns a throttle allowing burst failed
+// authentications per source, then one per every (0: the defaults). A
+// node makes one and gives it to the admin API and the admin console, so
+// that a guesser gets one budget whichever door it knocks on.
+func NewAuthThrottle(burst int, every time.Duration) *AuthThrottle {
+	return newAuthThrottle(burst, every, nil)
+}
+
+func newAuthThrottle(burst int, every time.Duration, now func() time.Time) *AuthThrottle {
 	if burst <= 0 {
 		burst = DefaultAuthBurst
 	}
@@ -51,12 +59,12 @@ func newAuthThrottle(burst int, every time.Duration, now func() time.Time) *auth
 	if now == nil {
 		now = time.Now
 	}
-	return &authThrottle{burst: float64(burst), every: every, now: now, buckets: map[string]*bucket{}}
+	return &AuthThrottle{burst: float64(burst), every: every, now: now, buckets: map[string]*bucket{}}
 }
 
-// take spends one attempt of source. It returns 0 when the attempt may
+// Take spends one attempt of source. It returns 0 when the attempt may
 // go ahead, or how long the source must wait for its next one.
-func (t *authThrottle) take(source string) time.Duration {
+func (t *AuthThrottle) Take(source string) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -69,9 +77,9 @@ func (t *authThrottle) take(source string) time.Duration {
 	return 0
 }
 
-// refund gives back the attempt of a source whose token was valid, so
+// Refund gives back the attempt of a source whose token was valid, so
 // that an operator's own calls never throttle it.
-func (t *authThrottle) refund(source string) {
+func (t *AuthThrottle) Refund(source string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b, ok := t.buckets[source]
@@ -83,7 +91,7 @@ func (t *authThrottle) refund(source string) {
 	}
 }
 
-func (t *authThrottle) refill(b *bucket, now time.Time) {
+func (t *AuthThrottle) refill(b *bucket, now time.Time) {
 	if d := now.Sub(b.at); d > 0 {
 		b.tokens = min(t.burst, b.tokens+float64(d)/float64(t.every))
 	}
@@ -94,7 +102,7 @@ func (t *authThrottle) refill(b *bucket, now time.Time) {
 // the bound it first forgets every bucket that has refilled (those
 // sources are back where a stranger starts), then falls back on the
 // shared overflow bucket.
-func (t *authThrottle) bucketOf(source string, now time.Time) *bucket {
+func (t *AuthThrottle) bucketOf(source string, now time.Time) *bucket {
 	if b, ok := t.buckets[source]; ok {
 		return b
 	}
@@ -117,7 +125,7 @@ func (t *authThrottle) bucketOf(source string, now time.Time) *bucket {
 }
 
 // size is the number of sources remembered (tests).
-func (t *authThrottle) size() int {
+func (t *AuthThrottle) size() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.buckets)

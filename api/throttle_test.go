@@ -72,36 +72,36 @@ func TestAuthThrottleRefillsAndIsBounded(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	th := newAuthThrottle(5, time.Second, clock)
 	for i := range 5 {
-		if w := th.take("a"); w != 0 {
+		if w := th.Take("a"); w != 0 {
 			t.Fatalf("take %d: wait %v", i, w)
 		}
 	}
-	if w := th.take("a"); w != time.Second {
+	if w := th.Take("a"); w != time.Second {
 		t.Fatalf("wait %v, want 1s", w)
 	}
 	advance(400 * time.Millisecond)
-	if w := th.take("a"); w != 600*time.Millisecond {
+	if w := th.Take("a"); w != 600*time.Millisecond {
 		t.Fatalf("wait %v, want 600ms", w)
 	}
 	advance(600 * time.Millisecond)
-	if w := th.take("a"); w != 0 {
+	if w := th.Take("a"); w != 0 {
 		t.Fatalf("after a second: wait %v", w)
 	}
-	if w := th.take("a"); w == 0 {
+	if w := th.Take("a"); w == 0 {
 		t.Fatal("one attempt a second, not two")
 	}
 
 	// Memory is bounded: past maxAuthSources, sources that have refilled
 	// are forgotten, and if none has, newcomers share one bucket.
 	for i := range maxAuthSources + 100 {
-		th.take(strconv.Itoa(i))
-		th.take(strconv.Itoa(i))
+		th.Take(strconv.Itoa(i))
+		th.Take(strconv.Itoa(i))
 	}
 	if n := th.size(); n > maxAuthSources+1 {
 		t.Fatalf("%d sources remembered, bound %d", n, maxAuthSources)
 	}
 	advance(10 * time.Second)
-	th.take("late")
+	th.Take("late")
 	if n := th.size(); n > 10 {
 		t.Fatalf("%d sources remembered after every bucket refilled", n)
 	}

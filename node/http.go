@@ -12,12 +12,13 @@ import (
 	"github.com/restarea/restarea/api"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/console"
 	"github.com/restarea/restarea/mcp"
 	"github.com/restarea/restarea/web"
 )
 
 // Handler returns the node's whole HTTP surface: the REST API, /mcp, the
-// pages, /metrics.
+// pages, /admin (the console, when an admin token is set), /metrics.
 func (n *Node) Handler() http.Handler {
 	mux := http.NewServeMux()
 	// The public URL's origin is this site's own, whatever Host a proxy
@@ -26,6 +27,9 @@ func (n *Node) Handler() http.Handler {
 	if o := httpx.OriginOf(n.publicURL()); o != "" {
 		origins = append(origins, o)
 	}
+	// One throttle for both doors to the admin token: the API's bearer
+	// auth and the console's sign-in.
+	authThrottle := api.NewAuthThrottle(0, 0)
 	apiHandler := api.New(api.Config{
 		Service:        n,
 		Admin:          n,
@@ -34,6 +38,7 @@ func (n *Node) Handler() http.Handler {
 		TrustedProxies: n.cfg.TrustedProxies,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,
 		AllowedOrigins: origins,
+		AuthThrottle:   authThrottle,
 		Ready:          n.Ready,
 		Logger:         n.log,
 		Registerer:     n.reg,
@@ -59,6 +64,15 @@ func (n *Node) Handler() http.Handler {
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
 	}))
+	if n.cfg.AdminToken != "" {
+		mux.Handle(console.Prefix+"/", console.New(console.Config{
+			Admin: n, Cluster: n, Token: n.cfg.AdminToken, PublicURL: n.publicURL(),
+			TrustedProxies: n.cfg.TrustedProxies, IPv6SourceBits: n.cfg.IPv6SourceBits,
+			AllowedOrigins: origins, Throttle: authThrottle,
+			Peers: &http.Client{Timeout: 3 * time.Second}, Logger: n.log,
+		}))
+		mux.Handle(console.Prefix, http.RedirectHandler(console.Prefix+"/", http.StatusSeeOther))
+	}
 	mux.Handle("/", web.New(web.Config{Service: n, PublicURL: n.publicURL(), Logger: n.log}))
 	return httpx.NoSniff(mux)
 }
