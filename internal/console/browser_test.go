@@ -209,6 +209,16 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 	}
 	base := here.URL()
+	// Operator actions are audited once the cluster writes log format 3,
+	// which a fresh cluster's leader switches to within moments.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st, err := leader.ClusterStatus(context.Background()); err == nil && st.LogFormat == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster did not switch to log format 3 (audited admin commands)")
+		}
+	}
 
 	// The board: a question with a reply, posted over the public API.
 	question := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion,
@@ -437,6 +447,17 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("after removing %s: %+v %v", here.ID(), st.Members, err)
 	}
 	b.shot("15-cluster-after-remove")
+
+	// The audit trail lists every action taken above, on the node browsed
+	// second as on any other, with the browser's address.
+	b.do(chromedp.Navigate(other.URL()+"/admin/audit"), chromedp.WaitVisible(chromedp.CSS("table.audit")))
+	trail := b.text("table.audit")
+	for _, want := range []string{"hide", "unhide", "delete", "settings", "leadership_transfer", "member_remove", "writes_disabled", "127.0.0.1", r.ID[:13], here.ID()} {
+		if !strings.Contains(trail, want) {
+			t.Fatalf("the audit page lacks %q: %q", want, trail)
+		}
+	}
+	b.shot("16-audit")
 
 	// Signing out drops the cookie.
 	b.follow("form.logout button", "#token")

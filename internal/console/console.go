@@ -134,6 +134,7 @@ func (s *server) routes() http.Handler {
 	mux.Handle("POST /admin/cluster/remove", s.post(s.removeMember))
 	mux.Handle("POST /admin/cluster/transfer", s.post(s.transfer))
 	mux.Handle("GET /admin/backup", s.session(s.backup))
+	mux.Handle("GET /admin/audit", s.session(s.audit))
 	mux.HandleFunc("/admin/", s.notFound)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)

@@ -20,7 +20,7 @@ var consoleCSS []byte
 // pages holds one template per page: the layout plus the page's "content".
 type pages map[string]*template.Template
 
-var pageNames = []string{"login", "entries", "entry", "confirm", "settings", "cluster", "message"}
+var pageNames = []string{"login", "entries", "entry", "confirm", "settings", "cluster", "audit", "message"}
 
 var templateFuncs = template.FuncMap{
 	"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },

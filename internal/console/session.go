@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/httpx"
 )
 
@@ -149,7 +150,10 @@ func (s *server) session(h handlerFunc) http.Handler {
 			http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 			return
 		}
-		h(w, r, sess)
+		// The audit trail names the operator's address, as it does for
+		// the admin API.
+		source := httpx.SourceOf(r, s.proxies, s.v6bits)
+		h(w, r.WithContext(restarea.WithOrigin(r.Context(), source)), sess)
 	})
 }
 
@@ -178,6 +182,9 @@ func (s *server) post(h handlerFunc) http.Handler {
 			s.message(w, r, http.StatusForbidden, "Refused", "The form's CSRF token is missing or belongs to another session. Reload the page and try again.")
 			return
 		}
-		h(w, r, sess)
+		// The audit trail names the operator's address, as it does for
+		// the admin API.
+		source := httpx.SourceOf(r, s.proxies, s.v6bits)
+		h(w, r.WithContext(restarea.WithOrigin(r.Context(), source)), sess)
 	})
 }
