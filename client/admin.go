@@ -257,11 +257,30 @@ func (a *Admin) TransferLeadership(ctx context.Context, to string) (restarea.Clu
 }
 
 // ClusterStatus returns GET /api/v1/cluster of the first server that
-// answers: that node's view, members' addresses and URLs included.
+// answers: that node's view, members' addresses and URLs included. That
+// route is public and answers a wrong token with the public view (no
+// addresses) rather than 401; ClusterStatus turns such an answer into a
+// *restarea.Error with CodeUnauthorized.
 func (a *Admin) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error) {
 	var st restarea.ClusterStatus
-	err := a.call(ctx, http.MethodGet, "/api/v1/cluster", nil, nil, true, &st)
-	return st, err
+	if err := a.call(ctx, http.MethodGet, "/api/v1/cluster", nil, nil, true, &st); err != nil {
+		return st, err
+	}
+	if publicView(st) {
+		return st, restarea.Errorf(restarea.CodeUnauthorized, "the admin token was not accepted: /api/v1/cluster answered its public view, without addresses")
+	}
+	return st, nil
+}
+
+// publicView reports whether st is the public form of the status: every
+// member lacks its raft address, which the full view always has.
+func publicView(st restarea.ClusterStatus) bool {
+	for _, m := range st.Members {
+		if m.RaftAddr != "" {
+			return false
+		}
+	}
+	return len(st.Members) > 0
 }
 
 // call sends one API request with the failover rule of Admin: repeatable

@@ -20,7 +20,8 @@ type NodeView struct {
 	URL      string `json:"url"`
 	Suffrage string `json:"suffrage"`
 	// Reachable is true when the node answered with its view, as itself;
-	// otherwise Error says what happened.
+	// otherwise Error says what happened. Error may also be set on a
+	// reachable node, for what is amiss with its answer.
 	Reachable bool   `json:"reachable"`
 	Error     string `json:"error,omitempty"`
 	// Status is the node's own view (nil when unreachable).
@@ -43,12 +44,12 @@ type ClusterView struct {
 }
 
 // Status lists the members (from the first server that answers, with
-// their URLs) and asks every member for its own view, all at once, one
-// request each bounded by Options.AttemptTimeout. A member that does not
-// answer is marked, not an error: the error is only for a member list
-// that could not be had.
+// their URLs; the admin route, so a wrong token is a 401) and asks every
+// member for its own view, all at once, one request each bounded by
+// Options.AttemptTimeout. A member that does not answer is marked, not an
+// error: the error is only for a member list that could not be had.
 func (a *Admin) Status(ctx context.Context) (ClusterView, error) {
-	st, err := a.ClusterStatus(ctx)
+	st, err := a.Members(ctx)
 	if err != nil {
 		return ClusterView{}, err
 	}
@@ -123,6 +124,11 @@ func (a *Admin) nodeView(ctx context.Context, v *NodeView) {
 		// proxy in the way): its view is not this member's.
 		v.Error = fmt.Sprintf("the URL answered as node %q", st.NodeID)
 		return
+	}
+	if publicView(st) {
+		// Still this node's view, but its token differs from the one the
+		// listing node accepted: worth saying.
+		v.Error = "this node did not accept the admin token (it answered its public view)"
 	}
 	v.Reachable, v.Status = true, &st
 }

@@ -126,6 +126,10 @@ func TestAdminRefusalsAreFinal(t *testing.T) {
 	if p1.n.Load() != 1 || p2.n.Load() != 0 {
 		t.Fatalf("a 401 was retried: p1 %d, p2 %d", p1.n.Load(), p2.n.Load())
 	}
+	// The public route answers a wrong token with the public view.
+	if _, err := a.ClusterStatus(context.Background()); restarea.ErrorCode(err) != restarea.CodeUnauthorized {
+		t.Fatalf("cluster status with a wrong token: %v", err)
+	}
 	for _, tok := range []string{"", "short-token", "sixteen-bytes-ok\nx"} {
 		if _, err := client.NewAdmin(tok, client.Options{Servers: []string{"http://127.0.0.1:1"}}); err == nil {
 			t.Errorf("NewAdmin(%q) accepted", tok)

@@ -139,7 +139,10 @@ func runStatus(name string, args []string) int {
 			lag = strconv.FormatUint(*n.Lag, 10)
 		}
 		note := "-"
-		if n.Suffrage != "" && n.Suffrage != "voter" {
+		switch {
+		case n.Error != "":
+			note = cell(n.Error, 100)
+		case n.Suffrage != "" && n.Suffrage != "voter":
 			note = n.Suffrage
 		}
 		row(tw, cell(n.ID, 0), cell(n.URL, 0), cell(s.State, 0), cell(s.LeaderID, 0), strconv.FormatUint(s.Term, 10),

@@ -128,7 +128,7 @@ func TestAdminCLI(t *testing.T) {
 		if s != want {
 			t.Fatalf("after set: %+v, want %+v (only the given fields change)", s, want)
 		}
-		cli.want(2, "settings", "set")                             // nothing to change
+		cli.want(2, "settings", "set")                              // nothing to change
 		cli.want(2, "settings", "set", "--rate-per-source", "30/x") // parsed as serve parses it
 		cli.want(2, "settings", "set", "--rate-global", "0/h")
 		cli.json(&s, "settings", "set", "--rate-global", "1000000/h", "--rate-per-source", "100000/m")
@@ -314,6 +314,7 @@ func TestAdminCLI(t *testing.T) {
 	t.Run("exit codes", func(t *testing.T) {
 		cli.t = t
 		cli.want(5, "settings", "get", "--admin-token", "wrong-token-of-sufficient-length")
+		cli.want(5, "status", "--admin-token", "wrong-token-of-sufficient-length")
 		cli.want(2, "settings", "get", "--admin-token", "short")
 		cli.want(2, "settings", "get", "--output", "yaml")
 		cli.want(2, "settings", "get", "extra")
@@ -322,12 +323,22 @@ func TestAdminCLI(t *testing.T) {
 		cli.want(0, "--help")
 		noServer := adminCLI{t: t, env: []string{"RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
 		noServer.want(2, "settings", "get")
-		noToken := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + servers}}
-		noToken.want(2, "settings", "get")
+		noToken := adminCLI{t: t}
+		noToken.want(2, "settings", "get", "--server", servers)
+		// The token from a file, the servers from the flag.
+		file := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(file, []byte(testAdminToken+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var s restarea.Settings
+		noToken.json(&s, "settings", "get", "--server", servers, "--admin-token-file", file)
+		noToken.want(2, "settings", "get", "--server", servers, "--admin-token-file", file, "--admin-token", testAdminToken)
 		dead := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + deadURL(t) + "," + deadURL(t), "RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
-		_, _, errOut := dead.run("settings", "get", "--timeout", "3s")
-		if code, _, _ := dead.run("status", "--timeout", "3s"); code != 3 || !strings.Contains(errOut, "no server answered") {
-			t.Fatalf("dead servers: exit %d, %s", code, errOut)
+		for _, args := range [][]string{{"settings", "get"}, {"status"}, {"entries", "hide", "x"}, {"leader", "transfer"}} {
+			code, _, errOut := dead.run(append(args, "--timeout", "3s")...)
+			if code != 3 || !strings.Contains(errOut, "no server answered") {
+				t.Fatalf("%v on dead servers: exit %d, %s", args, code, errOut)
+			}
 		}
 	})
 }
