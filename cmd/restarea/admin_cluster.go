@@ -78,11 +78,17 @@ func runLeaderTransfer(name string, args []string) int {
 	}
 	ctx, stop := adminContext()
 	defer stop()
+	// The leader before, to recognise the new one: the transfer's answer
+	// may still name the old leader, whose view it is.
+	var before string
+	if st, err := a.ClusterStatus(ctx); err == nil {
+		before = st.LeaderID
+	}
 	st, err := a.TransferLeadership(ctx, *to)
 	if err != nil {
 		return f.fail(err)
 	}
-	st = awaitLeader(ctx, a, st, *to, f.timeout)
+	st = awaitLeader(ctx, a, st, *to, before, f.timeout)
 	if f.output == "json" {
 		return printJSON(os.Stdout, st)
 	}
@@ -94,10 +100,16 @@ func runLeaderTransfer(name string, args []string) int {
 	return adminOK
 }
 
-// awaitLeader polls the cluster status until it names a leader (to, when
-// given), for at most wait; it returns the last status it got.
-func awaitLeader(ctx context.Context, a *client.Admin, st restarea.ClusterStatus, to string, wait time.Duration) restarea.ClusterStatus {
-	done := func(s restarea.ClusterStatus) bool { return s.LeaderID != "" && (to == "" || s.LeaderID == to) }
+// awaitLeader polls the cluster status until it names the new leader: to
+// when given, else any leader but before. It gives up after wait and
+// returns the last status it got.
+func awaitLeader(ctx context.Context, a *client.Admin, st restarea.ClusterStatus, to, before string, wait time.Duration) restarea.ClusterStatus {
+	done := func(s restarea.ClusterStatus) bool {
+		if to != "" {
+			return s.LeaderID == to
+		}
+		return s.LeaderID != "" && s.LeaderID != before
+	}
 	deadline := time.Now().Add(wait)
 	for !done(st) && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(100 * time.Millisecond)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/restarea/restarea"
@@ -42,18 +45,73 @@ func runEntriesList(name string, args []string) int {
 	if opts.Limit == 0 {
 		opts.Limit = restarea.MaxPageLimit
 	}
-	entries := []restarea.Entry{}
+	// Page by page to the output, so that a board of millions of entries
+	// is not held in memory first. A failure midway leaves a truncated
+	// document (invalid JSON) and a non-zero exit.
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	var list entryLister = &entryTable{w: out}
+	if f.output == "json" {
+		list = &entryJSON{w: out}
+	}
 	for page, err := range a.Entries(ctx, opts) {
 		if err != nil {
+			out.Flush()
 			return f.fail(err)
 		}
-		entries = append(entries, page.Entries...)
+		list.add(page.Entries)
 	}
-	if f.output == "json" {
-		return printJSON(os.Stdout, restarea.EntryPage{Entries: entries})
-	}
-	printEntries(os.Stdout, entries)
+	list.end()
 	return adminOK
+}
+
+// entryLister writes a list of entries a page at a time.
+type entryLister interface {
+	add([]restarea.Entry)
+	end()
+}
+
+// entryTable writes the table, aligned page by page (the columns are
+// mostly of fixed width: ids, times, cut texts).
+type entryTable struct {
+	w       io.Writer
+	started bool
+}
+
+func (t *entryTable) add(entries []restarea.Entry) {
+	if len(entries) > 0 || !t.started {
+		printEntryRows(t.w, entries, !t.started)
+		t.started = true
+	}
+}
+
+func (t *entryTable) end() {}
+
+// entryJSON writes the document printJSON would write for an EntryPage
+// holding every entry, with no next_cursor.
+type entryJSON struct {
+	w io.Writer
+	n int
+}
+
+func (j *entryJSON) add(entries []restarea.Entry) {
+	for _, e := range entries {
+		b, _ := json.MarshalIndent(e, "    ", "  ")
+		sep := ",\n    "
+		if j.n == 0 {
+			sep = "{\n  \"entries\": [\n    "
+		}
+		fmt.Fprintf(j.w, "%s%s", sep, b)
+		j.n++
+	}
+}
+
+func (j *entryJSON) end() {
+	if j.n == 0 {
+		fmt.Fprint(j.w, "{\n  \"entries\": [],\n  \"next_cursor\": null\n}\n")
+		return
+	}
+	fmt.Fprint(j.w, "\n  ],\n  \"next_cursor\": null\n}\n")
 }
 
 // runEntriesShow is `restarea admin entries show ID`.

@@ -82,9 +82,15 @@ func entryText(e restarea.Entry) string {
 }
 
 // printEntries writes entries as a table, one row each.
-func printEntries(w io.Writer, entries []restarea.Entry) {
+func printEntries(w io.Writer, entries []restarea.Entry) { printEntryRows(w, entries, true) }
+
+// printEntryRows writes entries as table rows, after the header if
+// header is set.
+func printEntryRows(w io.Writer, entries []restarea.Entry, header bool) {
 	tw := newTable(w)
-	row(tw, "ID", "TYPE", "STATE", "CHANNEL", "CREATED", "REQUEST_ID", "AUTHOR", "TEXT")
+	if header {
+		row(tw, "ID", "TYPE", "STATE", "CHANNEL", "CREATED", "REQUEST_ID", "AUTHOR", "TEXT")
+	}
 	for _, e := range entries {
 		row(tw, e.ID, e.Type, entryState(e), cell(string(e.Channel), 0), e.CreatedAt.UTC().Format(time.RFC3339),
 			cell(e.RequestID, 0), cell(e.Actor.Name, 24), cell(entryText(e), 48))
