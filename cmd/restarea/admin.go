@@ -94,6 +94,10 @@ func runAdmin(args []string) int {
 		return adminOK
 	}
 	group, ok := adminTree[args[0]]
+	if !ok && strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(os.Stderr, "restarea admin: flags go after the command, e.g. restarea admin status %s\n", args[0])
+		return adminUsage
+	}
 	if !ok {
 		fmt.Fprintf(os.Stderr, "restarea admin: unknown command %q\n\n%s\n", args[0], adminHelp)
 		return adminUsage

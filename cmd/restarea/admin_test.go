@@ -289,8 +289,8 @@ func TestAdminCLI(t *testing.T) {
 			}
 		}
 
-		// A node down is a row, not a failure. Keep the leader up (and
-		// out of --server) so the survivors need no election.
+		// A node down is a row, not a failure. Keep the leader up so that
+		// the survivors need no election.
 		down := nodes[2]
 		if down.IsLeader() {
 			down = nodes[1]
