@@ -134,14 +134,14 @@ func subNames(group map[string]adminLeaf) []string {
 
 // adminFlags are the flags every admin command takes.
 type adminFlags struct {
-	name                       string
-	servers, token, tokenFile  string
-	output                     string
-	timeout                    time.Duration
-	verbose                    bool
-	fs                         *flag.FlagSet
-	synopsis                   string
-	defaultTimeout, minTimeout time.Duration
+	name                      string
+	servers, token, tokenFile string
+	output                    string
+	timeout                   time.Duration
+	verbose                   bool
+	fs                        *flag.FlagSet
+	synopsis                  string
+	defaultTimeout            time.Duration
 }
 
 // newAdminFlags returns the flag set of command name (e.g. "entries
