@@ -182,9 +182,21 @@ func TestAdminBackup(t *testing.T) {
 
 func TestAdminStatusSingleNode(t *testing.T) {
 	a, _, _, ref := adminSetup(t, adminToken)
-	v, err := a.Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	// A node records its URL through the log moments after it leads;
+	// until then its row says it has none.
+	var v client.ClusterView
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		v, err = a.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Nodes) != 1 || v.Nodes[0].URL != "" || time.Now().After(deadline) {
+			break
+		}
+		if v.Nodes[0].Error != "the cluster has no URL recorded for this member" {
+			t.Fatalf("member without a URL: %+v", v.Nodes[0])
+		}
 	}
 	if len(v.Nodes) != 1 || !v.Nodes[0].Reachable || v.Nodes[0].ID != ref.ID() || v.Nodes[0].Lag == nil || *v.Nodes[0].Lag != 0 || v.LeaderID != ref.ID() {
 		t.Fatalf("status: %+v", v)
