@@ -120,6 +120,14 @@ func (a *Admin) ListEntries(ctx context.Context, opts restarea.ListOptions) (res
 	return p, err
 }
 
+// ListAudit returns one page of the replicated audit trail of operator
+// actions, newest first (GET /api/v1/admin/audit).
+func (a *Admin) ListAudit(ctx context.Context, opts restarea.ListOptions) (restarea.AuditPage, error) {
+	var p restarea.AuditPage
+	err := a.call(ctx, http.MethodGet, "/api/v1/admin/audit", listQuery(opts), nil, true, &p)
+	return p, err
+}
+
 // Entries iterates over the pages of the entry list from opts.Cursor to
 // the last page; iteration stops after yielding an error.
 func (a *Admin) Entries(ctx context.Context, opts restarea.ListOptions) iter.Seq2[restarea.EntryPage, error] {

@@ -48,6 +48,7 @@ commands:
   leader transfer [--to ID]         hand leadership to ID, or to the most up-to-date voter
   backup -o FILE [--force]          a consistent copy of the state, written atomically
   status                            every member's own view: state, leader, term, indexes, lag
+  audit list [--limit N] [--cursor C]   operator actions from the replicated audit trail, newest first
 
 flags of every command:
   --server URL[,URL...]   nodes, tried in turn (env RESTAREA_SERVER)
@@ -83,6 +84,7 @@ var adminTree = map[string]map[string]adminLeaf{
 	"leader":   {"transfer": runLeaderTransfer},
 	"backup":   {"": runBackup},
 	"status":   {"": runStatus},
+	"audit":    {"list": runAuditList},
 }
 
 func runAdmin(args []string) int {

@@ -110,6 +110,16 @@ func TestAdminCLI(t *testing.T) {
 	cli := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + servers, "RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
 	q1 := postQuestion(t, nodes[0], "first question")
 	q2 := postQuestion(t, nodes[1], "second question")
+	// Operator actions are audited once the cluster writes log format 3,
+	// which a fresh cluster's leader switches to within moments.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st, err := nodes[0].ClusterStatus(t.Context()); err == nil && st.LogFormat == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster did not switch to log format 3")
+		}
+	}
 
 	t.Run("settings", func(t *testing.T) {
 		cli.t = t
@@ -198,6 +208,31 @@ func TestAdminCLI(t *testing.T) {
 		cli.want(2, "entries", "show")
 		cli.want(2, "entries", "show", "a", "b")
 		cli.want(2, "entries", "frobnicate", "x")
+	})
+
+	t.Run("audit", func(t *testing.T) {
+		cli.t = t
+		var page restarea.AuditPage
+		cli.json(&page, "audit", "list", "--limit", "200")
+		seen := map[restarea.AuditAction]bool{}
+		for _, r := range page.Records {
+			seen[r.Action] = true
+			if r.Action == restarea.AuditHide && (r.EntryID != q1.ID || r.Source != "127.0.0.1") {
+				t.Errorf("hide record: %+v", r)
+			}
+		}
+		for _, a := range []restarea.AuditAction{restarea.AuditSettings, restarea.AuditHide, restarea.AuditUnhide, restarea.AuditDelete} {
+			if !seen[a] {
+				t.Errorf("audit list lacks a %s record: %+v", a, page.Records)
+			}
+		}
+		out := cli.want(0, "audit", "list")
+		for _, want := range []string{"ACTION", "hide", "question " + q1.ID, "visible: true -> false", "127.0.0.1"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("audit list table lacks %q:\n%s", want, out)
+			}
+		}
+		cli.want(2, "audit", "list", "--limit", "201")
 	})
 
 	t.Run("backup", func(t *testing.T) {
