@@ -27,6 +27,7 @@ var templateFuncs = template.FuncMap{
 	"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"mode":    modeLabel,
 	"excerpt": excerpt,
+	"body":    renderBody,
 	"inc":     func(i int) int { return i + 1 },
 }
 
