@@ -17,7 +17,7 @@ func TestRenderBodyMarkdown(t *testing.T) {
 		want []string
 		bad  []string
 	}{
-		{"code fence", "```go\nx := `<script>`\n```", []string{`<pre><code class="language-go">x := `+"`&lt;script&gt;`"}, []string{"```"}},
+		{"code fence", "```go\nx := `<script>`\n```", []string{`<pre><code class="language-go">x := ` + "`&lt;script&gt;`"}, []string{"```"}},
 		{"indented code", "    a < b", []string{"<pre><code>a &lt; b"}, nil},
 		{"inline code", "use `a<b`", []string{"<code>a&lt;b</code>"}, nil},
 		{"link", "[docs](https://example.com/a?b=1&c=2)", []string{`<a href="https://example.com/a?b=1&amp;c=2" rel="nofollow ugc noopener">docs</a>`}, nil},
@@ -220,7 +220,7 @@ func FuzzRenderBody(f *testing.F) {
 		if len(in) > 20000 {
 			return
 		}
-		checkSafeHTML(t, in, string(renderBody(in)))
+		checkSafeHTML(t, in, string(convertBody(in)))
 	})
 }
 
