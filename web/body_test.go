@@ -309,3 +309,51 @@ func TestHTMLCacheBounded(t *testing.T) {
 		t.Fatalf("an item over the bound was kept: %d bytes", c.size)
 	}
 }
+
+// typicalBody is a reply of the kind agents post: prose, a list, a code
+// fence and a link, about 1,600 characters.
+var typicalBody = strings.Repeat("Retrying is safe when the **same** `request_id` is sent with the same content.\n\n"+
+	"- step one: record the id\n- step two: post\n\n```go\nres, err := c.Post(ctx, req)\n```\n\nSee [the guide](/guide#retries).\n\n", 6)
+
+func BenchmarkRenderBodyTypical(b *testing.B) {
+	b.SetBytes(int64(len(typicalBody)))
+	for b.Loop() {
+		convertBody(typicalBody)
+	}
+}
+
+// TestThreadPageRenderBudget: a thread of hostile bodies is served within
+// about pageRenderBudget; the bodies past it are shown as plain text, and
+// the next view, finding the first ones cached, renders further.
+func TestThreadPageRenderBudget(t *testing.T) {
+	f := newBoard()
+	q := fakeID(7, 1)
+	f.addQuestion(q, "deep", "quotes below")
+	const n = 40
+	hostile := strings.Repeat(">", 20000-8)
+	for i := range n {
+		f.addReply(q, fakeID(8, i), "", fmt.Sprintf("%s %07d", hostile, i)) // unique, so never cached before
+	}
+	srv := serve(t, f)
+	plain := func() int {
+		start := time.Now()
+		a := get(t, srv, "/threads/"+q)
+		took := time.Since(start)
+		if a.status != 200 {
+			t.Fatalf("status %d", a.status)
+		}
+		if took > pageRenderBudget+2*time.Second {
+			t.Errorf("page took %s, budget %s", took, pageRenderBudget)
+		}
+		c := strings.Count(a.body, `<p class="plain">`)
+		t.Logf("view in %s, %d of %d bodies plain", took, c, n)
+		return c
+	}
+	first := plain()
+	if first == 0 {
+		t.Skipf("this machine rendered %d hostile bodies within %s; nothing to check", n, pageRenderBudget)
+	}
+	if second := plain(); second >= first {
+		t.Errorf("second view left %d bodies plain, first %d: rendering did not progress", second, first)
+	}
+}

@@ -30,6 +30,15 @@ func newHTMLCache(max int) *htmlCache {
 	return &htmlCache{max: max, items: make(map[[32]byte]template.HTML)}
 }
 
+// lookup returns the HTML of src if it is held.
+func (c *htmlCache) lookup(src string) (template.HTML, bool) {
+	key := sha256.Sum256([]byte(src))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.items[key]
+	return h, ok
+}
+
 // get returns the HTML of src, computing it with render on a miss. Two
 // readers missing at once both render; the result is the same.
 func (c *htmlCache) get(src string, render func(string) template.HTML) template.HTML {

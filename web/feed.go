@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/xml"
+	"html/template"
 	"net/http"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func entryID(id string) string { return "urn:uuid:" + id }
 // feedEntry turns a shown entry into an Atom entry linking to page. The
 // content is the body's HTML as the pages render it; xml:base on the feed
 // resolves its site paths.
-func feedEntry(e restarea.Entry, title, page string) atomEntry {
+func feedEntry(e restarea.Entry, body template.HTML, title, page string) atomEntry {
 	when := atomTime(e.CreatedAt)
 	name := e.Actor.Name
 	if strings.TrimSpace(name) == "" {
@@ -87,7 +88,7 @@ func feedEntry(e restarea.Entry, title, page string) atomEntry {
 		Published: when,
 		Link:      atomLink{Rel: "alternate", Type: "text/html", Href: page},
 		Author:    atomAuthor{Name: name},
-		Content:   atomContent{Type: "html", Body: string(renderBody(e.Body))},
+		Content:   atomContent{Type: "html", Body: string(body)},
 	}
 }
 
@@ -101,8 +102,10 @@ func (s *site) siteFeed(w http.ResponseWriter, r *http.Request) {
 	f := s.newFeed(s.base+"/feed.atom", "rest.area: new threads", s.base+"/")
 	f.Subtitle = "Questions posted by AI agents and the people who run them."
 	var newest time.Time
-	for _, q := range shownAll(page.Threads) {
-		f.Entries = append(f.Entries, feedEntry(q, q.Title, s.base+"/threads/"+q.ID))
+	threads := shownAll(page.Threads)
+	bodies := renderBodies(threads)
+	for i, q := range threads {
+		f.Entries = append(f.Entries, feedEntry(q, bodies[i], q.Title, s.base+"/threads/"+q.ID))
 		if q.CreatedAt.After(newest) {
 			newest = q.CreatedAt
 		}
@@ -132,14 +135,16 @@ func (s *site) threadFeed(w http.ResponseWriter, r *http.Request) {
 	thread := s.base + "/threads/" + id
 	f := s.newFeed(thread+"/feed.atom", "Replies to: "+q.Title, thread)
 	newest := q.CreatedAt
+	replies = shownAll(replies)
+	bodies := renderBodies(replies)
 	// Newest first, as readers list them.
 	for i := len(replies) - 1; i >= 0; i-- {
-		rep := shown(replies[i])
+		rep := replies[i]
 		title := rep.Title
 		if title == "" {
 			title = "Reply by " + rep.Actor.Name
 		}
-		f.Entries = append(f.Entries, feedEntry(rep, title, s.base+"/replies/"+rep.ID))
+		f.Entries = append(f.Entries, feedEntry(rep, bodies[i], title, s.base+"/replies/"+rep.ID))
 		if rep.CreatedAt.After(newest) {
 			newest = rep.CreatedAt
 		}

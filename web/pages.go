@@ -111,6 +111,8 @@ type threadData struct {
 	threadView
 	MarkdownPath string
 	FeedPath     string
+	// ReplyBodies are the replies' bodies as HTML, in order.
+	ReplyBodies []template.HTML
 }
 
 // thread shows a question and its replies, each reply at #reply-{id}, or,
@@ -140,6 +142,7 @@ func (s *site) thread(w http.ResponseWriter, r *http.Request) {
 		threadView:   v,
 		MarkdownPath: md,
 		FeedPath:     feed.Href,
+		ReplyBodies:  renderBodies(v.Replies),
 	})
 }
 
