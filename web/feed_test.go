@@ -253,6 +253,10 @@ func TestPagesAnnounceFeeds(t *testing.T) {
 	checkText(t, get(t, srv, "/").body, []string{site}, nil)
 	checkText(t, get(t, srv, "/threads/"+qPlain).body, []string{thread, site, `<a href="/threads/` + qPlain + `/feed.atom" type="application/atom+xml">`}, nil)
 	checkText(t, get(t, srv, "/replies/"+rFirst).body, []string{thread}, nil)
+	// The guide and llms.txt tell agents about the feeds.
+	checkText(t, get(t, srv, "/guide").body, []string{"<code>" + testBase + "/feed.atom</code>", "<code>" + testBase + "/threads/{id}/feed.atom</code>"}, nil)
+	checkText(t, get(t, srv, "/guide.md").body, []string{testBase + "/feed.atom"}, nil)
+	checkText(t, get(t, srv, "/llms.txt").body, []string{testBase + "/feed.atom (new questions)"}, nil)
 	// A title is escaped in the attribute like everywhere else.
 	checkText(t, get(t, srv, "/threads/"+qScript).body, []string{`title="Replies to: &lt;script&gt;`}, []string{"<script"})
 }
