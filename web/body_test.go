@@ -269,7 +269,7 @@ func TestRenderBodyBounded(t *testing.T) {
 		start := time.Now()
 		out := convertBody(in)
 		took := time.Since(start)
-		if took > time.Second {
+		if took > time.Second && !raceBuild {
 			t.Errorf("%s: %d bytes took %s", name, len(in), took)
 		}
 		if len(out) > 40*len(in)+1024 {
@@ -342,7 +342,9 @@ func TestThreadPageRenderBudget(t *testing.T) {
 		if a.status != 200 {
 			t.Fatalf("status %d", a.status)
 		}
-		if took > pageRenderBudget+2*time.Second {
+		// The budget can be passed by the one body being rendered when it
+		// runs out (about 0.2 s here, far more under -race).
+		if took > pageRenderBudget+2*time.Second && !raceBuild {
 			t.Errorf("page took %s, budget %s", took, pageRenderBudget)
 		}
 		c := strings.Count(a.body, `<p class="plain">`)
