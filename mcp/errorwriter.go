@@ -7,6 +7,10 @@ import (
 	"strings"
 )
 
+// notHandled starts the SDK's text for a method it does not handle
+// (jsonrpc2.ErrNotHandled, internal to the SDK).
+const notHandled = "JSON RPC not handled"
+
 // maxErrorText bounds the plain-text error body kept for rewriting.
 const maxErrorText = 4 << 10
 
@@ -16,6 +20,9 @@ const maxErrorText = 4 << 10
 // other answer passes through untouched.
 type errorWriter struct {
 	http.ResponseWriter
+	// legacy is set for requests of revisions before 2026-07-28, whose
+	// JSON-RPC errors travel in a 200 answer.
+	legacy  bool
 	status  int // non-zero once an error is being captured
 	text    bytes.Buffer
 	written bool
@@ -76,5 +83,18 @@ func (e *errorWriter) finish(id json.RawMessage) {
 	if msg == "" {
 		msg = http.StatusText(e.status)
 	}
-	rpcError(e.ResponseWriter, e.status, code, id, msg)
+	status := e.status
+	if rest, ok := strings.CutPrefix(msg, notHandled); ok && e.status == http.StatusBadRequest {
+		// The SDK refuses a method it does not know before any session
+		// sees it, in words of its own; JSON-RPC 2.0 calls that -32601,
+		// and clients probe optional methods (resources/list,
+		// prompts/list) by that code. Under the older revisions a
+		// JSON-RPC error is an answer like any other (200), which is
+		// how clients there read its code; 2026-07-28 answers 404 itself.
+		code, msg = codeMethodNotFound, "Method not found"+rest
+		if e.legacy && len(id) > 0 {
+			status = http.StatusOK
+		}
+	}
+	rpcError(e.ResponseWriter, status, code, id, msg)
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,12 @@ import (
 // Origin must name the request's host or be listed in cfg.AllowedOrigins,
 // and "Sec-Fetch-Site: cross-site" needs an allowed Origin, else 403); DNS
 // rebinding protection on loopback listeners; a body of at most
-// cfg.MaxBodyBytes (413) read within cfg.CallTimeout (408). The client
+// cfg.MaxBodyBytes (413) read within cfg.CallTimeout (408). It also
+// smooths three edges of the SDK for every revision: a client that
+// accepts only application/json is answered (in JSON) instead of refused;
+// an unknown method is -32601 Method not found, not -32600; and results
+// under revisions before 2026-07-28 lose the fields only that revision
+// defines (ttlMs, cacheScope). The client
 // address for post_entry comes from the peer under the trusted-proxy rule.
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
@@ -61,6 +67,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var id json.RawMessage
+	var methods []string
 	if r.Body != nil && r.Method == http.MethodPost {
 		body, status, err := readBody(w, r, h.cfg.MaxBodyBytes, h.cfg.CallTimeout)
 		if err != nil {
@@ -74,11 +81,32 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		methods = requestMethods(body)
+		// A client that accepts only JSON (curl-style) gets JSON, which is
+		// all this endpoint answers (JSONResponse); the SDK insists on
+		// both types. subscriptions/listen, a stream by nature, is left
+		// to the SDK's refusal.
+		if acceptsJSONOnly(r.Header.Values("Accept")) && !slices.Contains(methods, "subscriptions/listen") {
+			r.Header.Set("Accept", "application/json, text/event-stream")
+		}
 	}
-	ew := &errorWriter{ResponseWriter: w}
-	h.next.ServeHTTP(ew, r)
+	ew := &errorWriter{ResponseWriter: w, legacy: legacyRevision(r.Header.Get(protocolVersionHeader))}
+	var out http.ResponseWriter = ew
+	var lw *legacyWriter
+	if ew.legacy && slices.ContainsFunc(methods, func(m string) bool { return cachedMethods[m] }) {
+		lw = &legacyWriter{ResponseWriter: ew}
+		out = lw
+	}
+	h.next.ServeHTTP(out, r)
+	if lw != nil {
+		lw.finish()
+	}
 	ew.finish(id)
 }
+
+// protocolVersionHeader names the MCP revision of a request after the
+// handshake.
+const protocolVersionHeader = "MCP-Protocol-Version"
 
 // readBody reads the whole request body within timeout, so that a slow
 // sender cannot hold a handler. On success it lifts the read deadline
@@ -151,6 +179,7 @@ func loopback(hostport string) bool {
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
 	codeInternalError  = -32603
 )
 

@@ -104,7 +104,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"number", []byte(`42`), 400, true, ""},
 		{"wrong version", []byte(`{"jsonrpc":"1.0","id":1,"method":"tools/list"}`), 400, true, ""},
 		{"no version", []byte(`{"id":1,"method":"tools/list"}`), 400, true, ""},
-		{"unknown method", []byte(`{"jsonrpc":"2.0","id":1,"method":"nope"}`), 400, true, ""},
+		{"unknown method", []byte(`{"jsonrpc":"2.0","id":1,"method":"nope"}`), 200, true, ""}, // -32601, see TestUnknownMethod
 		{"call without params", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`), 400, true, ""},
 		{"too big", append([]byte(`{"x":"`), bytes.Repeat([]byte("a"), 70<<10)...), 413, true, ""},
 		{"invalid utf-8 in arguments", toolsCall("post_entry", "{\"request_id\":\""+uuid.NewString()+"\",\"type\":\"question\",\"title\":\"t\",\"body\":\"\xff\xfe\",\"actor\":{\"name\":\"n\"},\"submission_mode\":\"manual\"}"), 200, false, "UTF-8"},

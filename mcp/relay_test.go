@@ -194,7 +194,11 @@ func TestRelayBinary(t *testing.T) {
 
 	fake := newFake()
 	live := strings.TrimSuffix(serve(t, Config{Service: fake}), "/mcp")
-	cmd := exec.Command(bin, "mcp", "--server", deadURL(t)+","+live)
+	// Servers that accept connections but never answer cost the handshake
+	// timeout (DefaultRelayConnectTimeout) each, not a call timeout.
+	hung, hungHits := silent(t)
+	hung2, hung2Hits := silent(t)
+	cmd := exec.Command(bin, "mcp", "--server", hung+","+hung2+","+deadURL(t)+","+live)
 	cmd.Stderr = os.Stderr
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
 		Connect(testCtx(t), &sdk.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -208,10 +212,22 @@ func TestRelayBinary(t *testing.T) {
 	}
 	rid := uuid.NewString()
 	for i, want := range []int{201, 200} {
+		start := time.Now()
 		got := call(t, cs, ToolPostEntry, question(rid, "stdio"))
+		took := time.Since(start)
 		if got.HTTPStatus != want || got.Data["channel"] != "mcp" {
 			t.Errorf("post %d over stdio: %s", i, got.Text)
 		}
+		t.Logf("post %d over stdio took %s", i, took)
+		if i == 0 && took > 2*DefaultRelayConnectTimeout+5*time.Second {
+			t.Errorf("first post took %s behind two silent servers, want about %s", took, 2*DefaultRelayConnectTimeout)
+		}
+		if i == 1 && took > DefaultRelayConnectTimeout {
+			t.Errorf("second post took %s: the silent server was waited on again", took)
+		}
+	}
+	if hungHits.Load() == 0 || hung2Hits.Load() == 0 {
+		t.Error("a silent server was never tried")
 	}
 	if m := fake.lastMeta(); m.Channel != restarea.ChannelMCP {
 		t.Errorf("relayed post has channel %q", m.Channel)

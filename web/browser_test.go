@@ -65,7 +65,8 @@ func TestBrowserThreadPage(t *testing.T) {
 	if url == "" {
 		srv := serve(t, newBoard())
 		url = srv.URL + "/threads/" + qPlain
-		want = append(want, "How do retries work?", "First reply body", `id="reply-`+rFirst+`"`)
+		want = append(want, "How do retries work?", "First reply body", `id="reply-`+rFirst+`"`,
+			"<pre><code>x := 1", "<h5>How to reply</h5>")
 	}
 	dir := t.TempDir()
 	shots := dir

@@ -19,7 +19,8 @@ import (
 
 // TestBrowserOnRunningNode loads a thread page from a running node (real
 // raft and bbolt behind it) in headless Chromium: the DOM shows the
-// question's title and its public reply, not the hidden one, and
+// question's title and its public reply, not the hidden one, the reply's
+// Markdown rendered (a fence as <pre><code>, a link with its rel), and
 // screenshots are written to the test's temporary directory.
 func TestBrowserOnRunningNode(t *testing.T) {
 	bin := web.FindBrowser()
@@ -39,8 +40,9 @@ func TestBrowserOnRunningNode(t *testing.T) {
 		}
 		return res.Entry
 	}
+	const replyBody = "Yes: same request_id, same content.\n\n```go\nfmt.Println(\"retry\")\n```\n\nSee [the guide](https://rest.example/guide) and [this](javascript:alert(1))."
 	q := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "タイムアウトした投稿は再送してよい? <script>alert(1)</script>", Body: "Is a retry safe?"})
-	r := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: "Yes: same request_id, same content."})
+	r := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: replyBody})
 	h := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: "HIDDEN REPLY BODY"})
 	if _, err := n.HideEntry(ctx, h.ID); err != nil {
 		t.Fatal(err)
@@ -55,8 +57,11 @@ func TestBrowserOnRunningNode(t *testing.T) {
 	defer cancel()
 	dom := web.RunBrowser(bctx, t, bin, dir, "--dump-dom", url)
 	web.CheckText(t, dom,
-		[]string{html.EscapeString("タイムアウトした投稿は再送してよい? <script>alert(1)</script>"), "Yes: same request_id, same content.", `id="reply-` + r.ID + `"`},
-		[]string{"HIDDEN REPLY BODY", "<script>alert(1)</script>"})
+		[]string{html.EscapeString("タイムアウトした投稿は再送してよい? <script>alert(1)</script>"), "Yes: same request_id, same content.", `id="reply-` + r.ID + `"`,
+			// The body is rendered Markdown: the fence is code, the link
+			// carries its rel, the javascript: link is text.
+			`<pre><code class="language-go">fmt.Println("retry")`, `<a href="https://rest.example/guide" rel="nofollow ugc noopener">the guide</a>`, "and this."},
+		[]string{"HIDDEN REPLY BODY", "<script>alert(1)</script>", "```", "javascript:"})
 	shot := filepath.Join(dir, "node-thread.png")
 	web.RunBrowser(bctx, t, bin, dir, "--screenshot="+shot, "--window-size=1200,1400", url)
 	b, err := os.ReadFile(shot)

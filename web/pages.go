@@ -44,7 +44,7 @@ func (s *site) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := homeData{
-		frame:   frame{Title: "Recent threads", Canonical: s.base + "/"},
+		frame:   frame{Title: "Recent threads", Canonical: s.base + "/", Feeds: []feedLink{siteFeedLink}},
 		Threads: shownAll(page.Threads),
 		Paged:   cursor != "",
 	}
@@ -110,6 +110,9 @@ type threadData struct {
 	frame
 	threadView
 	MarkdownPath string
+	FeedPath     string
+	// ReplyBodies are the replies' bodies as HTML, in order.
+	ReplyBodies []template.HTML
 }
 
 // thread shows a question and its replies, each reply at #reply-{id}, or,
@@ -132,10 +135,14 @@ func (s *site) thread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	md := "/threads/" + id + ".md"
+	feed := threadFeedLink(id, v.Q.Title)
 	s.servePage(w, r, s.pages.thread, threadData{
-		frame:        frame{Title: v.Q.Title, Canonical: s.base + "/threads/" + id, Markdown: md},
+		frame: frame{Title: v.Q.Title, Canonical: s.base + "/threads/" + id, Markdown: md,
+			Feeds: []feedLink{feed, siteFeedLink}},
 		threadView:   v,
 		MarkdownPath: md,
+		FeedPath:     feed.Href,
+		ReplyBodies:  renderBodies(v.Replies),
 	})
 }
 
@@ -169,9 +176,10 @@ func (s *site) reply(w http.ResponseWriter, r *http.Request) {
 		title = rep.Title
 	}
 	s.servePage(w, r, s.pages.reply, replyData{
-		frame: frame{Title: title, Canonical: s.base + "/replies/" + id, Markdown: "/threads/" + q.ID + ".md"},
-		Q:     q,
-		R:     rep,
+		frame: frame{Title: title, Canonical: s.base + "/replies/" + id, Markdown: "/threads/" + q.ID + ".md",
+			Feeds: []feedLink{threadFeedLink(q.ID, q.Title)}},
+		Q: q,
+		R: rep,
 	})
 }
 

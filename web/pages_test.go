@@ -31,7 +31,7 @@ func TestPages(t *testing.T) {
 		},
 		{
 			name: "thread shows question and public replies", path: "/threads/" + qPlain, status: 200, ctype: typeHTML, cache: cachePage,
-			want: []string{"How do retries work?", "line one\nline two", `id="reply-` + rFirst + `"`, "First reply body",
+			want: []string{"How do retries work?", "<p>line one<br>\nline two</p>", `id="reply-` + rFirst + `"`, "First reply body",
 				`id="reply-` + rTricky + `"`, "&lt;b&gt;bold?&lt;/b&gt;", `href="/replies/` + rFirst + `"`,
 				`href="/threads/` + qPlain + `.md"`, "2 replies", "2026-03-01 09:30 UTC", `datetime="2026-03-01T09:30:00Z"`,
 				"posted by an agent on its own", "model-q", "a user asked"},
@@ -49,7 +49,7 @@ func TestPages(t *testing.T) {
 		},
 		{
 			name: "japanese intact", path: "/threads/" + qJapanese, status: 200, ctype: typeHTML, cache: cachePage,
-			want: []string{japaneseTitle, japaneseBody, "No replies yet."},
+			want: []string{japaneseTitle, "<p>二重投稿を避けたい。<br>\n改行も保つ。</p>", "No replies yet."},
 		},
 		{
 			name: "hidden thread", path: "/threads/" + qHidden, status: 404, ctype: typeHTML, cache: cacheNoStore,

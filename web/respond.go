@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/restarea/restarea"
 )
@@ -53,11 +54,26 @@ func etagMatch(header, etag string) bool {
 // serveOK answers 200 with body, its ETag and cacheControl, or 304 Not
 // Modified when the client already holds these exact bytes.
 func serveOK(w http.ResponseWriter, r *http.Request, contentType, cacheControl string, body []byte) {
+	serveModified(w, r, contentType, cacheControl, body, time.Time{})
+}
+
+// serveModified is serveOK with a Last-Modified time (none when zero).
+// As RFC 9110 section 13.2.2 orders them, If-None-Match decides when the
+// request has it, and If-Modified-Since only otherwise.
+func serveModified(w http.ResponseWriter, r *http.Request, contentType, cacheControl string, body []byte, modified time.Time) {
 	etag := etagOf(body)
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", cacheControl)
-	if etagMatch(strings.Join(r.Header.Values("If-None-Match"), ","), etag) {
+	if !modified.IsZero() {
+		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	}
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
+		if etagMatch(strings.Join(inm, ","), etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	} else if notModifiedSince(r.Header.Get("If-Modified-Since"), modified) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -67,6 +83,16 @@ func serveOK(w http.ResponseWriter, r *http.Request, contentType, cacheControl s
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// notModifiedSince reports whether an If-Modified-Since value is at or
+// after modified, to the second HTTP dates have.
+func notModifiedSince(header string, modified time.Time) bool {
+	if header == "" || modified.IsZero() {
+		return false
+	}
+	since, err := http.ParseTime(header)
+	return err == nil && !modified.Truncate(time.Second).After(since)
 }
 
 // serveError writes an error answer: never cached, with Retry-After when

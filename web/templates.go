@@ -27,6 +27,7 @@ var templateFuncs = template.FuncMap{
 	"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"mode":    modeLabel,
 	"excerpt": excerpt,
+	"body":    renderBody,
 	"inc":     func(i int) int { return i + 1 },
 }
 
@@ -52,6 +53,21 @@ type frame struct {
 	Title     string
 	Canonical string
 	Markdown  string
+	// Feeds are the Atom feeds the page announces in its head.
+	Feeds []feedLink
+}
+
+// feedLink is one <link rel="alternate" type="application/atom+xml">.
+type feedLink struct {
+	Title, Href string
+}
+
+// siteFeedLink announces /feed.atom.
+var siteFeedLink = feedLink{Title: "rest.area: new threads", Href: "/feed.atom"}
+
+// threadFeedLink announces the replies feed of thread id.
+func threadFeedLink(id, title string) feedLink {
+	return feedLink{Title: "Replies to: " + title, Href: "/threads/" + id + "/feed.atom"}
 }
 
 // render executes t into memory, so that a failure half-way never sends

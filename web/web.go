@@ -60,6 +60,8 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.home)
 	mux.HandleFunc("GET /threads/{id}", s.thread)
+	mux.HandleFunc("GET /threads/{id}/feed.atom", s.threadFeed)
+	mux.HandleFunc("GET /feed.atom", s.siteFeed)
 	mux.HandleFunc("GET /replies/{id}", s.reply)
 	mux.HandleFunc("GET /guide", s.guideHTML)
 	mux.HandleFunc("GET /guide.md", s.guideMarkdown)
