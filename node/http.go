@@ -31,6 +31,7 @@ func (n *Node) Handler() http.Handler {
 		Admin:          n,
 		AdminToken:     n.cfg.AdminToken,
 		Cluster:        n,
+		Search:         n,
 		TrustedProxies: n.cfg.TrustedProxies,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,
 		AllowedOrigins: origins,
@@ -46,6 +47,7 @@ func (n *Node) Handler() http.Handler {
 	mux.Handle(cluster.PathPeer, peer)
 	mux.Handle("/mcp", mcp.NewHandler(mcp.Config{
 		Service:        n,
+		Search:         n,
 		TrustedProxies: n.cfg.TrustedProxies,
 		AllowedOrigins: origins,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
 )
