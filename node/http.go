@@ -61,7 +61,7 @@ func (n *Node) Handler() http.Handler {
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
 	}))
-	mux.Handle("/", web.New(web.Config{Service: n, PublicURL: n.publicURL(), Logger: n.log}))
+	mux.Handle("/", web.New(web.Config{Service: n, Search: n, PublicURL: n.publicURL(), Logger: n.log}))
 	return httpx.NoSniff(mux)
 }
 
