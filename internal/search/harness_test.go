@@ -22,24 +22,33 @@ type board struct {
 	x     *Index
 	index uint64
 	now   time.Time
+	wait  time.Duration // how long waitIndexed waits
 }
 
 func newBoard(t testing.TB) *board {
 	t.Helper()
-	dir := t.TempDir()
+	b := newBoardAt(t, t.TempDir())
+	t.Cleanup(b.close)
+	return b
+}
+
+// newBoardAt makes a board in dir; the caller closes it.
+func newBoardAt(t testing.TB, dir string) *board {
+	t.Helper()
 	f, err := fsm.Open(filepath.Join(dir, "state.db"), fsm.Options{InitialMmapSize: 1 << 24})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &board{t: t, dir: dir, f: f, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	b := &board{t: t, dir: dir, f: f, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), wait: 20 * time.Second}
 	b.open()
-	t.Cleanup(func() {
-		if b.x != nil {
-			b.x.Close()
-		}
-		f.Close()
-	})
 	return b
+}
+
+func (b *board) close() {
+	if b.x != nil {
+		b.x.Close()
+	}
+	b.f.Close()
 }
 
 // open (re)opens the index over the board's state.
@@ -124,7 +133,7 @@ func (b *board) search(q restarea.SearchQuery) restarea.SearchPage {
 // waitIndexed waits until the index has caught up with the state.
 func (b *board) waitIndexed() {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(b.wait)
 	for b.x.Watermark() < b.f.AppliedIndex() || b.x.Rebuilding() {
 		if time.Now().After(deadline) {
 			b.t.Fatalf("index stuck at %d, state at %d", b.x.Watermark(), b.f.AppliedIndex())
