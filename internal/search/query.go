@@ -32,7 +32,7 @@ const (
 )
 
 // Search runs q over the public entries. Results are ranked by relevance
-// (ties in index order), each checked against the state as it is now.
+// (ties: newest first), each checked against the state as it is now.
 func (x *Index) Search(ctx context.Context, q restarea.SearchQuery) (restarea.SearchPage, error) {
 	start := time.Now()
 	defer func() { x.met.query.Observe(time.Since(start).Seconds()) }()
@@ -59,8 +59,9 @@ func (x *Index) Search(ctx context.Context, q restarea.SearchQuery) (restarea.Se
 		var res *bleve.SearchResult
 		err := x.withIndex(func(idx bleve.Index) error {
 			req := bleve.NewSearchRequestOptions(bq, size, from, false)
-			// Score order only: a tie-break on _id would load the
-			// external id of every candidate hit, not only of the page.
+			// Ties newest first (ids are UUIDv7): without a tie-break,
+			// offsets over equal scores are not stable between pages.
+			req.SortBy([]string{"-_score", "-_id"})
 			req.IncludeLocations = true
 			var err error
 			res, err = idx.SearchInContext(ctx, req)
