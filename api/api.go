@@ -38,6 +38,8 @@ type Config struct {
 	// Cluster answers GET /api/v1/cluster and, with the admin API on, the
 	// membership and backup routes. Nil leaves them out (404).
 	Cluster restarea.ClusterService
+	// Search answers GET /api/v1/search. Nil leaves it out (404).
+	Search restarea.SearchService
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// deciding a post's source (see httpx.ClientAddr).
 	TrustedProxies []netip.Prefix
@@ -76,7 +78,8 @@ type server struct {
 	svc     restarea.Service
 	admin   restarea.AdminService // nil when the admin API is off
 	cluster restarea.ClusterService
-	token   [sha256.Size]byte // hash of the admin token
+	search  restarea.SearchService // nil: no search route
+	token   [sha256.Size]byte      // hash of the admin token
 	proxies []netip.Prefix
 	v6bits  int
 	origins []string
@@ -103,6 +106,7 @@ func New(cfg Config) http.Handler {
 	s := &server{
 		svc:     cfg.Service,
 		cluster: cfg.Cluster,
+		search:  cfg.Search,
 		proxies: cfg.TrustedProxies,
 		v6bits:  cfg.IPv6SourceBits,
 		origins: cfg.AllowedOrigins,

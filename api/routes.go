@@ -21,6 +21,9 @@ func (s *server) routes() http.Handler {
 	handle(mux, "/api/v1/replies/{id}", methods{http.MethodGet: s.getReply})
 	handle(mux, "/healthz", methods{http.MethodGet: s.healthz})
 	handle(mux, "/readyz", methods{http.MethodGet: s.readyz})
+	if s.search != nil {
+		handle(mux, "/api/v1/search", methods{http.MethodGet: s.searchEntries})
+	}
 	if s.cluster != nil {
 		handle(mux, "/api/v1/cluster", methods{http.MethodGet: s.clusterStatus})
 	}

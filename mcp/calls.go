@@ -12,7 +12,10 @@ import (
 )
 
 // tools answers the service-backed tool calls.
-type tools struct{ svc restarea.Service }
+type tools struct {
+	svc    restarea.Service
+	search restarea.SearchService // nil: search_entries answers 503
+}
 
 // postEntry takes the same path as POST /api/v1/entries: the same decoder
 // and validation, then Service.Post, here with channel mcp and the source

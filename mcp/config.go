@@ -25,6 +25,8 @@ const (
 type Config struct {
 	// Service answers every tool call; NewHandler requires it.
 	Service restarea.Service
+	// Search answers search_entries; nil makes it answer 503 unavailable.
+	Search restarea.SearchService
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// deciding a post's source (httpx.ClientAddr). The source never comes
 	// from anything else a client sends.

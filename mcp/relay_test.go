@@ -207,7 +207,7 @@ func TestRelayBinary(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(testCtx(t), nil)
-	if err != nil || len(tools.Tools) != 6 {
+	if err != nil || len(tools.Tools) != 7 {
 		t.Fatalf("list tools over stdio: %v, %d tools", err, len(tools.Tools))
 	}
 	rid := uuid.NewString()

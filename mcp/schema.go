@@ -156,3 +156,36 @@ var (
 		"required": []string{"replies", "next_cursor"},
 	})
 )
+
+var searchInput = object(schema{
+	"q": schema{"type": "string", "minLength": 1, "maxLength": restarea.MaxSearchQueryLen,
+		"description": "the text to search for; for find_my_post, the exact body you posted"},
+	"type":   schema{"type": "string", "enum": []string{restarea.TypeQuestion, restarea.TypeReply}},
+	"actor":  str("only entries whose actor.name is exactly this (names are self-reported)"),
+	"since":  schema{"type": "string", "format": "date-time", "description": "only entries created at or after this RFC 3339 time"},
+	"cursor": cursorProp,
+	"limit": schema{"type": "integer", "minimum": 1, "maximum": restarea.MaxSearchLimit,
+		"description": "page size, default 20"},
+}, "q")
+
+// searchResultSchema is an entry with its score and snippet.
+var searchResultSchema = func() schema {
+	props := schema{}
+	for k, v := range entrySchema["properties"].(schema) {
+		props[k] = v
+	}
+	delete(props, "request_id")
+	delete(props, "replayed")
+	props["score"] = schema{"type": "number", "description": "relevance: higher is a better match"}
+	props["snippet"] = str("plain text from the body around the matches, each matched term between « and »")
+	return schema{"type": "object", "properties": props, "required": []string{"id", "type", "body", "score", "snippet"}}
+}()
+
+var searchOut = output(schema{
+	"type": "object",
+	"properties": schema{
+		"results":     schema{"type": "array", "items": searchResultSchema},
+		"next_cursor": nextCursorProp,
+	},
+	"required": []string{"results", "next_cursor"},
+})

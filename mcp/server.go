@@ -21,9 +21,9 @@ import (
 // toolFunc answers one tool call from its raw arguments.
 type toolFunc func(ctx context.Context, args json.RawMessage) Result
 
-// NewServer returns an MCP server with the six rest.area tools answered by
-// svc (cfg.Service is not consulted; cfg gives the logger, call timeout and
-// version). Every call gets a Result within cfg.CallTimeout, a panic in
+// NewServer returns an MCP server with the seven rest.area tools answered by
+// svc and cfg.Search (cfg.Service is not consulted; cfg gives the logger,
+// call timeout and version). Every call gets a Result within cfg.CallTimeout, a panic in
 // the service becomes a 500 result, and post_entry passes the source that
 // httpx.SourceMiddleware put in the context, with channel mcp. The server
 // holds no per-client state, so one server may serve any number of
@@ -36,7 +36,7 @@ func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 			Instructions: "rest.area is a public board of questions and replies. " + retryProcedure,
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
-	t := tools{svc: svc}
+	t := tools{svc: svc, search: cfg.Search}
 	funcs := map[string]toolFunc{
 		ToolNewRequestID: newRequestID,
 		ToolPostEntry:    t.postEntry,
@@ -44,6 +44,7 @@ func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 		ToolGetThread:    t.getThread,
 		ToolListReplies:  t.listReplies,
 		ToolGetReply:     t.getReply,
+		ToolSearch:       t.searchEntries,
 	}
 	busy := httpx.NewLogSampler(cfg.Logger, 0)
 	for _, tool := range Tools() {

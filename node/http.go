@@ -35,6 +35,7 @@ func (n *Node) Handler() http.Handler {
 		Admin:          n,
 		AdminToken:     n.cfg.AdminToken,
 		Cluster:        n,
+		Search:         n,
 		TrustedProxies: n.cfg.TrustedProxies,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,
 		AllowedOrigins: origins,
@@ -51,6 +52,7 @@ func (n *Node) Handler() http.Handler {
 	mux.Handle(cluster.PathPeer, peer)
 	mux.Handle("/mcp", mcp.NewHandler(mcp.Config{
 		Service:        n,
+		Search:         n,
 		TrustedProxies: n.cfg.TrustedProxies,
 		AllowedOrigins: origins,
 		IPv6SourceBits: n.cfg.IPv6SourceBits,
@@ -73,7 +75,7 @@ func (n *Node) Handler() http.Handler {
 		}))
 		mux.Handle(console.Prefix, http.RedirectHandler(console.Prefix+"/", http.StatusSeeOther))
 	}
-	mux.Handle("/", web.New(web.Config{Service: n, PublicURL: n.publicURL(), Logger: n.log}))
+	mux.Handle("/", web.New(web.Config{Service: n, Search: n, PublicURL: n.publicURL(), Logger: n.log}))
 	return httpx.NoSniff(mux)
 }
 

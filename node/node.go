@@ -27,6 +27,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/search"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -41,6 +42,9 @@ type Node struct {
 	raft *raft.Raft
 	tr   *raft.NetworkTransport
 	mux  *transport.Mux
+
+	// search is this node's own full-text index of its state.
+	search *search.Index
 	// hasState is true once the node belongs to a cluster (set by the
 	// formation goroutine, read by peers' requests).
 	hasState atomic.Bool
@@ -127,6 +131,9 @@ func (n *Node) open() error {
 	if err != nil {
 		return err
 	}
+	if err := n.openSearch(); err != nil {
+		return err
+	}
 	n.logs, err = raftboltdb.New(raftboltdb.Options{
 		Path: filepath.Join(cfg.DataDir, "raft.db"),
 		// The log file stays small (snapshots compact it), so rebuilding
@@ -192,7 +199,7 @@ func (n *Node) open() error {
 	if cached, err := raft.NewLogCache(1024, n.logs); err == nil {
 		logs = cached
 	}
-	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.logs, countSnapshots(snaps, n.met.snapshots), n.tr)
+	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search}, logs, n.logs, countSnapshots(snaps, n.met.snapshots), n.tr)
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
@@ -383,6 +390,11 @@ func (n *Node) closeStores(graceful bool) {
 	}
 	if n.logs != nil {
 		n.logs.Close()
+	}
+	if n.search != nil {
+		if err := n.search.Close(); err != nil {
+			n.log.Warn("closing the search index", "err", err)
+		}
 	}
 	if n.fsm != nil {
 		if graceful {

@@ -23,6 +23,8 @@ type Config struct {
 	// Markdown file, llms.txt), e.g. http://127.0.0.1:8080. A trailing
 	// slash is removed.
 	PublicURL string
+	// Search answers /search; nil leaves the page with the box only.
+	Search restarea.SearchService
 	// Logger receives failures of the service and of rendering; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -37,6 +39,8 @@ type site struct {
 	busy  *httpx.LogSampler
 	pages pages
 	guide guideDocs
+	// searcher answers /search (nil: no search).
+	searcher restarea.SearchService
 }
 
 // New returns the handler of every page. It is meant to be mounted at "/"
@@ -57,12 +61,14 @@ func New(cfg Config) http.Handler {
 		pages: mustParsePages(),
 		guide: buildGuide(base),
 	}
+	s.searcher = cfg.Search
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.home)
 	mux.HandleFunc("GET /threads/{id}", s.thread)
 	mux.HandleFunc("GET /threads/{id}/feed.atom", s.threadFeed)
 	mux.HandleFunc("GET /feed.atom", s.siteFeed)
 	mux.HandleFunc("GET /replies/{id}", s.reply)
+	mux.HandleFunc("GET /search", s.search)
 	mux.HandleFunc("GET /guide", s.guideHTML)
 	mux.HandleFunc("GET /guide.md", s.guideMarkdown)
 	mux.HandleFunc("GET /llms.txt", s.llmsTxt)

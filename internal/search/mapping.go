@@ -1,0 +1,85 @@
+package search
+
+import (
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+
+	"github.com/restarea/restarea"
+)
+
+// Field names in the index. Title and body are each indexed twice: with
+// English stemming ("posting" finds "posted") and with CJK bigrams (a
+// Japanese word is found inside a sentence that has no spaces); a query
+// asks both.
+const (
+	fTitleEn  = "title_en"
+	fTitleCJK = "title_cjk"
+	fBodyEn   = "body_en"
+	fBodyCJK  = "body_cjk"
+	fType     = "type"
+	fActor    = "actor"
+	fCreated  = "created_at"
+)
+
+// mappingVersion changes whenever the mapping does; an index built with
+// another version is rebuilt.
+const mappingVersion = "1"
+
+func newMapping() mapping.IndexMapping {
+	text := func(name, analyzer string) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Name = name
+		f.Analyzer = analyzer
+		f.Store = false // results are read from the state, never from the index
+		f.IncludeTermVectors = true
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Analyzer = keyword.Name
+		f.Store = false
+		f.IncludeTermVectors = false
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	dt := bleve.NewDateTimeFieldMapping()
+	dt.Store = false
+	dt.IncludeInAll = false
+	dt.DocValues = false
+
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt("title", text(fTitleEn, en.AnalyzerName), text(fTitleCJK, cjk.AnalyzerName))
+	dm.AddFieldMappingsAt("body", text(fBodyEn, en.AnalyzerName), text(fBodyCJK, cjk.AnalyzerName))
+	dm.AddFieldMappingsAt(fType, kw())
+	dm.AddFieldMappingsAt(fActor, kw())
+	dm.AddFieldMappingsAt(fCreated, dt)
+
+	im := bleve.NewIndexMapping()
+	im.DefaultMapping = dm
+	im.DefaultAnalyzer = standard.Name
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	return im
+}
+
+// document is what the index holds of an entry: its text and the fields
+// that filters use. Entries are immutable once stored (hiding changes
+// only visibility, which is checked against the state at query time), so
+// a document never needs updating, only deleting.
+func document(e restarea.Entry) map[string]any {
+	return map[string]any{
+		"title":  e.Title,
+		"body":   e.Body,
+		fType:    e.Type,
+		fActor:   e.Actor.Name,
+		fCreated: e.CreatedAt.UTC(),
+	}
+}

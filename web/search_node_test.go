@@ -1,0 +1,91 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/web"
+)
+
+func getPage(t *testing.T, u string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestSearchPageOnRunningNode: the box on / and the results page of a
+// running node, rendered on the server: matches marked, entry text
+// escaped, hidden entries absent, the same CSP as every page; and in
+// headless Chromium when it is installed.
+func TestSearchPageOnRunningNode(t *testing.T) {
+	n := nodetest.Start(t)
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
+	post := func(req restarea.PostRequest) restarea.Entry {
+		req.RequestID = uuid.NewString()
+		req.Actor = restarea.Actor{Name: "search-page"}
+		req.SubmissionMode = restarea.ModeManual
+		res, err := n.Post(ctx, req, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Entry
+	}
+	q := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "Retries <b>bold</b>", Body: "A timeout happened, then I retried <script>alert(1)</script> with the same request_id."})
+	h := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "HIDDEN QUESTION", Body: "a retried post that is hidden"})
+	if _, err := n.HideEntry(ctx, h.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	home, body := getPage(t, n.URL()+"/")
+	if home.StatusCode != 200 || !strings.Contains(body, `action="/search"`) || !strings.Contains(body, `name="q"`) {
+		t.Fatalf("home has no search box: %d", home.StatusCode)
+	}
+	u := n.URL() + "/search?q=" + url.QueryEscape("retrying")
+	resp, page := getPage(t, u)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, page)
+	}
+	if resp.Header.Get("Content-Security-Policy") == "" || resp.Header.Get("Content-Security-Policy") != home.Header.Get("Content-Security-Policy") {
+		t.Fatalf("CSP %q, home's %q", resp.Header.Get("Content-Security-Policy"), home.Header.Get("Content-Security-Policy"))
+	}
+	for _, want := range []string{`href="/threads/` + q.ID + `"`, "<mark>retried</mark>", "&lt;script&gt;", "Retries &lt;b&gt;bold&lt;/b&gt;", `value="retrying"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("results page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"HIDDEN QUESTION", "<script>alert", "<b>bold"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("results page shows %q", bad)
+		}
+	}
+	if resp, _ := getPage(t, n.URL()+"/search?q="+strings.Repeat("x", 501)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("overlong q: %d, want 400", resp.StatusCode)
+	}
+	if resp, page := getPage(t, n.URL()+"/search"); resp.StatusCode != 200 || !strings.Contains(page, `name="q"`) {
+		t.Errorf("empty search page: %d", resp.StatusCode)
+	}
+
+	bin := web.FindBrowser()
+	if bin == "" {
+		t.Skip("SKIP: no chromium on PATH; the server-rendered page was checked above, the browser part is skipped")
+	}
+	bctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	dom := web.RunBrowser(bctx, t, bin, t.TempDir(), "--dump-dom", u)
+	web.CheckText(t, dom, []string{"<mark>retried</mark>", "&lt;script&gt;alert(1)&lt;/script&gt;"}, []string{"HIDDEN QUESTION", "<script>alert(1)</script>"})
+}
