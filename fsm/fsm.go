@@ -40,6 +40,13 @@ type Options struct {
 	// BootID returns the id of the running boot; nil → CurrentBootID.
 	// Tests replace it to simulate a machine restart.
 	BootID func() string
+	// Stop, when closed, ends the retrying of a batch that cannot be
+	// committed (diskfull.go), so that raft can shut down; the batch is
+	// left unapplied and is applied on the next start.
+	Stop <-chan struct{}
+	// BeforeCommit, when set, runs before each state-file transaction of
+	// a batch. Tests use it to make the disk look slow; nil in production.
+	BeforeCommit func(batch int)
 }
 
 // FSM is the state machine over one bbolt file. It implements
@@ -58,6 +65,9 @@ type FSM struct {
 	rebuilt  bool          // a torn state file was set aside at Open
 	stopSync chan struct{} // ends syncLoop; nil when synced
 	syncDone chan struct{}
+
+	stall       stallState // a batch that cannot be committed (diskfull.go)
+	stallLogged time.Time  // last log line about it (apply goroutine only)
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -174,9 +184,36 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // ApplyBatch applies a batch of committed log entries in one bbolt
 // transaction (one fsync). Each command sees the effects of those before
 // it, so a duplicate later in the batch matches the earlier one. The last
-// applied index is written in the same transaction.
+// applied index is written in the same transaction. A transaction that
+// fails (a full disk) is retried until it succeeds, never skipped; see
+// diskfull.go.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		if f.opts.BeforeCommit != nil {
+			f.opts.BeforeCommit(len(logs))
+		}
+		out, err := f.applyBatch(logs)
+		if err == nil {
+			f.resumed()
+			if f.opts.Observe != nil {
+				f.opts.Observe(len(logs), time.Since(start))
+			}
+			return out
+		}
+		var first uint64
+		if len(logs) > 0 {
+			first = logs[0].Index
+		}
+		if !f.failedCommit(err, first, attempt) {
+			return make([]interface{}, len(logs))
+		}
+	}
+}
+
+// applyBatch is one attempt at ApplyBatch: nothing of it stays when it
+// returns an error (bbolt rolled the transaction back).
+func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	out := make([]interface{}, len(logs))
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -210,17 +247,14 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		return tx.Bucket(bMeta).Put(kApplied, u64(last))
 	})
 	if err != nil {
-		// The state file can no longer follow the log; continuing would let
-		// this node diverge from the others. Stop here, like etcd does.
-		f.log.Error("fsm: apply failed, stopping", "err", err)
-		panic(fmt.Sprintf("fsm: apply batch: %v", err))
+		// The state file did not follow the log this time; skipping the
+		// batch would let this node diverge from the others, so the caller
+		// tries it again.
+		return nil, err
 	}
 	f.applied.Store(last)
 	f.logFormat.Store(int32(format))
-	if f.opts.Observe != nil {
-		f.opts.Observe(len(logs), time.Since(start))
-	}
-	return out
+	return out, nil
 }
 
 func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
@@ -295,21 +329,27 @@ func advanceClock(tx *bolt.Tx, t int64) int64 {
 
 // Snapshot captures the state at the current applied index. The read
 // transaction it opens is streamed to raft's sink by Persist, so the
-// snapshot never holds the database in memory.
+// snapshot never holds the database in memory. It holds no lock of the
+// FSM: raft keeps a snapshot open while it waits for its main loop, and
+// the main loop may be waiting for a Restore on the FSM goroutine (a
+// leader's snapshot arriving meanwhile), so Restore must not wait for it;
+// the database a snapshot reads is closed once the snapshot is released.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.db == nil {
+		return nil, fmt.Errorf("fsm: snapshot: no state file (a snapshot restore failed)")
+	}
 	tx, err := f.db.Begin(false)
 	if err != nil {
-		f.mu.RUnlock()
 		return nil, err
 	}
-	return &snapshot{tx: tx, unlock: f.mu.RUnlock}, nil
+	return &snapshot{tx: tx}, nil
 }
 
 type snapshot struct {
-	tx     *bolt.Tx
-	unlock func()
-	once   sync.Once
+	tx   *bolt.Tx
+	once sync.Once
 }
 
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
@@ -321,10 +361,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s *snapshot) Release() {
-	s.once.Do(func() {
-		s.tx.Rollback()
-		s.unlock()
-	})
+	s.once.Do(func() { s.tx.Rollback() })
 }
 
 // WriteTo streams a consistent copy of the state file to w (a backup that
@@ -363,22 +400,25 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.db != nil {
-		if err := f.db.Close(); err != nil {
-			return fmt.Errorf("fsm: restore: close: %w", err)
-		}
+	// The new file replaces the old one while the old is still open: a
+	// snapshot of it may be streaming (see Snapshot), and the old inode
+	// lives on until that ends. No apply or read runs meanwhile (f.mu).
+	if err := os.Rename(tmp, f.path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fsm: restore: %w (the previous state is kept)", err)
+	}
+	if old := f.db; old != nil {
 		// Never leave a closed handle behind: reads would fail and the
 		// next apply would halt on it. Until the new file opens there is
 		// no state (reads say so; an apply halts the node, whose restart
 		// restores the snapshot again, see node.stateBehindSnapshot).
 		f.db = nil
-	}
-	if err := os.Rename(tmp, f.path); err != nil {
-		os.Remove(tmp)
-		if rerr := f.open(); rerr != nil {
-			return fmt.Errorf("fsm: restore: %w (and reopening the previous state: %v)", err, rerr)
-		}
-		return fmt.Errorf("fsm: restore: %w (the previous state is kept)", err)
+		// bbolt's Close waits for the read transactions still open on it.
+		go func() {
+			if err := old.Close(); err != nil {
+				f.log.Warn("fsm: closing the replaced state file", "err", err)
+			}
+		}()
 	}
 	if err := syncDir(filepath.Dir(f.path)); err != nil {
 		return fmt.Errorf("fsm: restore: %w", err)

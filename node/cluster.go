@@ -115,7 +115,9 @@ func (n *Node) readIndexFromLeader(ctx context.Context) (uint64, error) {
 
 // ApplyLeader applies a forwarded command; only the leader does.
 func (n *Node) ApplyLeader(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
-	if !n.IsLeader() {
+	if !n.IsLeader() || n.diskTrouble() != nil {
+		// A leader that cannot write its disk is handing leadership over
+		// (diskfull.go): the follower waits for the next one.
 		return nil, cluster.ErrNotLeader
 	}
 	res, err := n.applyLocal(ctx, cmd)

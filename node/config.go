@@ -51,6 +51,9 @@ type Config struct {
 	// BootID replaces the machine's boot id (tests simulate a machine
 	// restart with it); nil → the real one.
 	BootID func() string
+	// DiskHooks lets tests make the data directory's disk slow (see
+	// DiskHooks); nil in production.
+	DiskHooks *DiskHooks
 
 	// NodeID names this node in the cluster; "" → generated once and kept
 	// in DataDir/node-id.

@@ -57,6 +57,10 @@ type Node struct {
 	intSrv    *http.Server
 	reg       *prometheus.Registry
 	met       *metrics
+	disk      *diskWatch // failed writes to the data directory (diskfull.go)
+	// raftConfMu orders the read-modify-writes of raft's reloadable
+	// config (snapshot threshold, reluctant election timeouts).
+	raftConfMu sync.Mutex
 
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
@@ -102,9 +106,10 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.startCluster()
 	n.serveHTTP()
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.leaderLoop()
 	go n.tuneSnapshots(5 * time.Second)
+	go n.watchDisk(100 * time.Millisecond)
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
 	return n, nil
 }
@@ -120,13 +125,16 @@ func (n *Node) open() error {
 	}
 	n.id = id
 	n.met = newMetrics(n.reg)
+	n.openDiskWatch()
 
 	n.fsm, err = fsm.Open(filepath.Join(cfg.DataDir, "state.db"), fsm.Options{
-		Logger:   n.log,
-		Observe:  n.met.observeBatch,
-		Fault:    cfg.FSMFault,
-		Unsynced: !cfg.SyncState,
-		BootID:   cfg.BootID,
+		Logger:       n.log,
+		Observe:      n.met.observeBatch,
+		Fault:        cfg.FSMFault,
+		Unsynced:     !cfg.SyncState,
+		BootID:       cfg.BootID,
+		Stop:         n.stop,
+		BeforeCommit: cfg.DiskHooks.beforeCommit(),
 	})
 	if err != nil {
 		return err
@@ -195,11 +203,15 @@ func (n *Node) open() error {
 	// Let the leader gather concurrent proposals into one log append.
 	rc.BatchApplyCh = true
 
-	logs := raft.LogStore(n.logs)
-	if cached, err := raft.NewLogCache(1024, n.logs); err == nil {
+	// Raft's writes to the log are watched (a failure marks the node
+	// unable to take writes, diskfull.go); the log cache goes on top, so
+	// that it only ever holds what the store accepted.
+	logs := raft.LogStore(watchedLogStore{cfg.DiskHooks.wrapLogStore(n.logs), n.disk})
+	if cached, err := raft.NewLogCache(1024, logs); err == nil {
 		logs = cached
 	}
-	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search}, logs, n.logs, countSnapshots(snaps, n.met.snapshots), n.tr)
+	stable := retryingStable{StableStore: n.logs, w: n.disk, n: n, stop: n.stop}
+	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search}, logs, stable, countSnapshots(snaps, n.met.snapshots), noPipeline{n.tr})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
@@ -329,6 +341,9 @@ func (n *Node) Ready() error {
 	case <-n.stop:
 		return errors.New("shutting down")
 	default:
+	}
+	if err := n.diskTrouble(); err != nil {
+		return err // before "no leader": the full disk is what the operator must fix
 	}
 	if addr, _ := n.raft.LeaderWithID(); addr == "" {
 		return errors.New("no leader")

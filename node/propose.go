@@ -35,6 +35,9 @@ const maxUnknownRetries = 3
 // answer is 503 unavailable, which a client resolves by retrying with the
 // same request_id.
 func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	if err := n.refuseWrites(); err != nil {
+		return nil, err // a node that cannot write its disk could not apply it either
+	}
 	waitCtx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
 	defer cancel()
 	unknown := 0

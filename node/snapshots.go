@@ -37,17 +37,21 @@ func (n *Node) tuneSnapshots(interval time.Duration) {
 		if err != nil {
 			continue
 		}
+		n.raftConfMu.Lock() // watchDisk changes other fields of the same config
 		cur := n.raft.ReloadableConfig()
 		want := snapshotThreshold(n.cfg.SnapshotThreshold, entries)
 		// Move only on a real change, not on every entry.
 		if want == cur.SnapshotThreshold || (want > cur.SnapshotThreshold && want < cur.SnapshotThreshold+cur.SnapshotThreshold/5) {
+			n.raftConfMu.Unlock()
 			continue
 		}
 		next := raft.ReloadableConfig{
 			TrailingLogs: cur.TrailingLogs, SnapshotInterval: cur.SnapshotInterval, SnapshotThreshold: want,
 			HeartbeatTimeout: cur.HeartbeatTimeout, ElectionTimeout: cur.ElectionTimeout,
 		}
-		if err := n.raft.ReloadConfig(next); err != nil {
+		err = n.raft.ReloadConfig(next)
+		n.raftConfMu.Unlock()
+		if err != nil {
 			n.log.Warn("snapshot threshold not changed", "want", want, "err", err)
 			continue
 		}

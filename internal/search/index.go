@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -168,7 +169,7 @@ func (x *Index) create() error {
 	if err := os.RemoveAll(x.path); err != nil {
 		return fmt.Errorf("search: remove %s: %w", x.path, err)
 	}
-	idx, err := bleve.New(x.path, newMapping())
+	idx, err := bleve.NewUsing(x.path, newMapping(), scorch.Name, scorch.Name, segmentConfig)
 	if err != nil {
 		return fmt.Errorf("search: create %s: %w", x.path, err)
 	}
@@ -261,7 +262,7 @@ func (x *Index) run() {
 	defer close(x.done)
 	backoff := 100 * time.Millisecond
 	for {
-		caughtUp, err := x.step()
+		caughtUp, err := x.safeStep()
 		if err != nil {
 			x.log.Warn("search indexing failed; retrying", "err", err, "retry_in", backoff)
 			select {
@@ -365,12 +366,12 @@ func (x *Index) resetIndex() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.idx != nil {
-		if err := x.idx.Close(); err != nil {
+		if err := closeQuietly(x.idx.Close); err != nil {
 			x.log.Warn("search: closing the index before a rebuild", "err", err)
 		}
 		x.idx = nil
 	}
-	x.log.Info("search index rebuilding from the state", "reason", "the state was replaced (snapshot restore)")
+	x.log.Info("search index rebuilding from the state", "reason", "the state was replaced (snapshot restore), or the index broke")
 	if err := x.create(); err != nil {
 		return err
 	}

@@ -27,7 +27,19 @@ const (
 
 // mappingVersion changes whenever the mapping does; an index built with
 // another version is rebuilt.
-const mappingVersion = "1"
+const mappingVersion = "2" // 2: zap v16 segments (segmentConfig)
+
+// segmentConfig makes scorch write zap version 16 segments, not bleve
+// v2.6's default 17. Zap 17 clears an in-memory segment's term-dictionary
+// cache when scorch closes the segment after persisting it, while a batch
+// or a query still reads it from an older snapshot: under steady writes
+// the indexer then panicked with "assignment to entry in nil map" in
+// zapx/v17 invertedIndexCache.insertLOCKED, taking the node down (seen
+// about once in seven three-node runs of node.TestDiskFullLeader). Zap 16
+// has no such cache and reads the same mapping. The config is stored in
+// the index's meta, so it also applies when the index is reopened; the
+// mapping version moved to rebuild indexes made with zap 17.
+var segmentConfig = map[string]interface{}{"forceSegmentType": "zap", "forceSegmentVersion": 16}
 
 func newMapping() mapping.IndexMapping {
 	text := func(name, analyzer string) *mapping.FieldMapping {
