@@ -169,7 +169,7 @@ func (x *Index) create() error {
 	if err := os.RemoveAll(x.path); err != nil {
 		return fmt.Errorf("search: remove %s: %w", x.path, err)
 	}
-	idx, err := bleve.NewUsing(x.path, newMapping(), scorch.Name, scorch.Name, segmentConfig)
+	idx, err := bleve.NewUsing(x.path, newMapping(), scorch.Name, scorch.Name, segmentConfig())
 	if err != nil {
 		return fmt.Errorf("search: create %s: %w", x.path, err)
 	}

@@ -39,7 +39,10 @@ const mappingVersion = "2" // 2: zap v16 segments (segmentConfig)
 // has no such cache and reads the same mapping. The config is stored in
 // the index's meta, so it also applies when the index is reopened; the
 // mapping version moved to rebuild indexes made with zap 17.
-var segmentConfig = map[string]interface{}{"forceSegmentType": "zap", "forceSegmentVersion": 16}
+// A new map each time: bleve adds its own keys to the one it is given.
+func segmentConfig() map[string]interface{} {
+	return map[string]interface{}{"forceSegmentType": "zap", "forceSegmentVersion": 16}
+}
 
 func newMapping() mapping.IndexMapping {
 	text := func(name, analyzer string) *mapping.FieldMapping {
