@@ -70,6 +70,9 @@ func diskCluster(t *testing.T, full int, opts ...nodetest.Option) ([]*node.Node,
 		c.ClusterSecret = nodetest.Secret
 		c.LeaderWait = 3 * time.Second
 		c.ApplyTimeout = 5 * time.Second
+		// Looser than nodetest's 200 ms: under -race, beside other
+		// packages' tests, tighter timeouts make elections storm.
+		c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
 		// Snapshots and log compaction keep happening while the disk is
 		// full, and the full node may come back through a snapshot.
 		c.SnapshotThreshold = 64
@@ -137,10 +140,9 @@ func TestDiskFullLeader(t *testing.T) {
 func testDiskFull(t *testing.T, nodes []*node.Node, full *node.Node, tmp string) {
 	load := newFaultLoad(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	load.setPhase("1-before")
 	wg := load.run(ctx, nodes, 6)
-	defer wg.Wait()
+	defer func() { cancel(); wg.Wait() }() // stop the load first, also when the test fails
 	time.Sleep(time.Second)
 	load.mu.Lock()
 	var before string // an entry acknowledged before the disk filled
@@ -176,7 +178,7 @@ func testDiskFull(t *testing.T, nodes []*node.Node, full *node.Node, tmp string)
 	}
 	// Writes through the other nodes go on (after any election).
 	acked := load.ackedCount()
-	if !waitFor(10*time.Second, func() bool { return load.ackedCount() > acked+20 }) {
+	if !waitFor(20*time.Second, func() bool { return load.ackedCount() > acked+20 }) {
 		t.Fatalf("the healthy nodes took no writes while %s was full", full.ID())
 	}
 	time.Sleep(time.Second) // writes and snapshots keep failing on the full node

@@ -61,6 +61,9 @@ func slowCluster(t *testing.T) ([]*node.Node, []*slowDisk) {
 			c.ClusterSecret = nodetest.Secret
 			c.LeaderWait = 3 * time.Second
 			c.ApplyTimeout = 5 * time.Second
+			// Looser than nodetest's 200 ms: under -race, beside other
+			// packages' tests, tighter timeouts make elections storm.
+			c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
 			c.DiskHooks = d.hooks()
 			if i > 0 {
 				c.JoinURLs = []string{nodes[0].URL()}
@@ -93,10 +96,9 @@ func testSlowDisk(t *testing.T, leader bool) {
 	nodes, disks := slowCluster(t)
 	load := newFaultLoad(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	load.setPhase("1-fast")
 	wg := load.run(ctx, nodes, 6)
-	defer wg.Wait()
+	defer func() { cancel(); wg.Wait() }() // stop the load first, also when the test fails
 	time.Sleep(2 * time.Second)
 
 	// The node to slow down is chosen now: leadership may have moved
