@@ -57,6 +57,7 @@ type Node struct {
 	intSrv    *http.Server
 	reg       *prometheus.Registry
 	met       *metrics
+	clock     *clockGuard
 
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
@@ -102,8 +103,9 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.startCluster()
 	n.serveHTTP()
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.leaderLoop()
+	go n.clockLoop()
 	go n.tuneSnapshots(5 * time.Second)
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
 	return n, nil
@@ -131,6 +133,11 @@ func (n *Node) open() error {
 	if err != nil {
 		return err
 	}
+	mono := cfg.Monotonic
+	if mono == nil {
+		mono = processMonotonic()
+	}
+	n.clock = newClockGuard(cfg.Now, mono, cfg.ClockTolerance, n.fsm.Clock())
 	if err := n.openSearch(); err != nil {
 		return err
 	}

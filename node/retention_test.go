@@ -13,10 +13,14 @@ import (
 	"github.com/restarea/restarea/node/nodetest"
 )
 
-// clock is a settable clock for the leader's timestamps.
+// clock is a settable clock for the leader's timestamps: a wall clock and
+// the monotonic clock a node measures elapsed time by. advance models time
+// passing (both move); a step of the wall clock alone is what the clock
+// guard refuses to stamp.
 type clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu      sync.Mutex
+	now     time.Time
+	elapsed time.Duration
 }
 
 func (c *clock) Now() time.Time {
@@ -25,10 +29,22 @@ func (c *clock) Now() time.Time {
 	return c.now
 }
 
+func (c *clock) Mono() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.elapsed
+}
+
 func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	c.elapsed += d
 	c.mu.Unlock()
+}
+
+// withClock makes c the node's wall and monotonic clock.
+func withClock(c *clock) nodetest.Option {
+	return nodetest.WithConfig(func(cfg *node.Config) { cfg.Now, cfg.Monotonic = c.Now, c.Mono })
 }
 
 // Retention is decided by the leader with its clock and replicated: after
@@ -36,7 +52,7 @@ func (c *clock) advance(d time.Duration) {
 // forgotten; a deletion's tombstone lasts its own retention.
 func TestRetentionWithInjectedClock(t *testing.T) {
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, nodetest.WithClock(c.Now), nodetest.WithConfig(func(cfg *node.Config) {
+	n := nodetest.Start(t, withClock(c), nodetest.WithConfig(func(cfg *node.Config) {
 		cfg.Retention = 90 * 24 * time.Hour
 		cfg.TombstoneRetention = 30 * 24 * time.Hour
 	}))
