@@ -216,7 +216,7 @@ func (n *Node) clockVote(ctx context.Context, wall int64) bool {
 	}
 	if voters == 0 || 2*yes <= voters {
 		n.log.Warn("clock vote: a majority of voters does not agree with this node's clock; stamping the measured cluster time",
-			"wall", time.Unix(0, wall).UTC(), "agree", yes, "voters", voters, "tolerance", g.tol)
+			"wall", time.Unix(0, wall).UTC(), "agree", yes, "voters", voters, "tolerance", g.tol.String())
 		return false
 	}
 	g.vouch(wall)
@@ -265,7 +265,7 @@ func (n *Node) checkClock() {
 		n.met.clockDisagreements.Inc()
 		c, _ := g.cluster()
 		n.log.Error("this node's clock disagrees with the cluster's: commands it stamps as leader carry the measured cluster time, not its clock; fix its time source (NTP)",
-			"skew", skew.Round(time.Millisecond).String(), "wall", g.wall().UTC(), "cluster_time", time.Unix(0, c).UTC(), "tolerance", g.tol)
+			"skew", skew.Round(time.Millisecond).String(), "wall", g.wall().UTC(), "cluster_time", time.Unix(0, c).UTC(), "tolerance", g.tol.String())
 	case changed:
 		n.log.Info("this node's clock agrees with the cluster's again", "skew", skew.Round(time.Millisecond).String())
 	}
