@@ -32,8 +32,10 @@ type clockGuard struct {
 	base  int64
 	at    time.Duration
 	fresh bool
-	// seen is the last replicated clock observed.
-	seen int64
+	// seen is the last replicated clock observed, caughtUp whether the
+	// node had applied everything committed when it looked.
+	seen     int64
+	caughtUp bool
 
 	// A vote (asking the voters' clocks) runs one at a time, and a failed
 	// one is not repeated for voteEvery.
@@ -70,13 +72,20 @@ func (g *clockGuard) cluster() (int64, bool) {
 }
 
 // observe tells the guard the replicated clock; caughtUp is whether this
-// node has applied everything committed. An advance past the guard's own
-// measure re-anchors it: a leader stamped it, and leaders stamp only
-// times they vouch for. An advance while catching up (old entries) is not
-// a measure of now, so it anchors without making the guard fresh.
+// node has applied everything committed. It is called on a timer. An
+// advance past the guard's own measure re-anchors it: a leader stamped
+// it, and leaders stamp only times they vouch for. The guard becomes fresh
+// (its measure is of now) at an advance seen while the node was caught up
+// before and after it: that entry was committed since the last look, so
+// it is new. An advance while catching up, or the last entry of a
+// catch-up, may be old (the leader stamps at least once an expiry
+// interval, but a restarted node may find a backlog), so it anchors
+// without making the guard fresh.
 func (g *clockGuard) observe(clock int64, caughtUp bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	was := g.caughtUp
+	g.caughtUp = caughtUp
 	if clock == g.seen {
 		return
 	}
@@ -85,7 +94,7 @@ func (g *clockGuard) observe(clock int64, caughtUp bool) {
 	if clock > g.base+int64(now-g.at) {
 		g.base, g.at = clock, now
 	}
-	if caughtUp {
+	if caughtUp && was {
 		g.fresh = true
 	}
 }
