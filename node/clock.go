@@ -157,6 +157,12 @@ func (n *Node) stampTime(ctx context.Context) int64 {
 	if !fresh && n.clockVote(ctx, wall) {
 		return wall
 	}
+	if !fresh && n.fsm.Clock() == 0 {
+		// Nothing was ever stamped (a new cluster, whose voters did not
+		// all answer yet): there is no time to measure from, and nothing
+		// stored that a wrong clock could expire.
+		return wall
+	}
 	if wall > c+int64(g.tol) {
 		n.met.clockClamped.Inc()
 		return c
