@@ -39,10 +39,13 @@ type clockGuard struct {
 
 	// A vote (asking the voters' clocks) runs one at a time, and a failed
 	// one is not repeated for voteEvery.
-	voteMu     sync.Mutex
-	lastVote   time.Duration
-	voted      bool
-	disagrees  bool // as last reported (log lines on change)
+	voteMu   sync.Mutex
+	lastVote time.Duration
+	voted    bool
+
+	// Guarded by mu: the disagreement as last reported (a log line on
+	// each change) and the last hand-over because of it.
+	disagrees  bool
 	lastHandOv time.Duration
 }
 
@@ -141,9 +144,9 @@ func (g *clockGuard) skew() (time.Duration, bool) {
 func (n *Node) ClockSkew() (time.Duration, bool) { return n.clock.skew() }
 
 // stampTime returns the time the leader stamps a command with (Unix ns).
-// The wall clock, when it agrees within the tolerance with the cluster
-// time this node measures, or when it is ahead of it and a majority of
-// voters agree with it; otherwise the measured cluster time, so that a
+// The wall clock, when it is at most the tolerance ahead of the cluster
+// time this node measures, or when this node has no measure yet and a
+// majority of voters agrees with it; otherwise the measured cluster time, so that a
 // wall clock stepped forward moves neither created_at nor expiry. A wall
 // clock behind is stamped as it is: the state machine never lets time go
 // back (fsm.advanceClock), so it costs nothing but a pause in time.
@@ -151,7 +154,9 @@ func (n *Node) stampTime(ctx context.Context) int64 {
 	g := n.clock
 	wall := g.wall().UnixNano()
 	c, fresh := g.cluster()
-	if fresh && wall <= c+int64(g.tol) {
+	if wall <= c+int64(g.tol) {
+		// Even an unmeasured c (the clock on disk carried forward) is
+		// never ahead of real time, so neither is this.
 		return wall
 	}
 	if !fresh && n.clockVote(ctx, wall) {
@@ -267,14 +272,14 @@ func (n *Node) checkClock() {
 	g.observe(n.fsm.Clock(), n.caughtUp(n.raft.CommitIndex()))
 	skew, fresh := g.skew()
 	bad := fresh && (skew > g.tol || skew < -g.tol)
-	g.voteMu.Lock()
+	g.mu.Lock()
 	changed := bad != g.disagrees
 	g.disagrees = bad
 	handOver := bad && n.IsLeader() && cluster.Voters(n.raft) > 1 && (g.lastHandOv == 0 || g.mono()-g.lastHandOv >= handOverEvery)
 	if handOver {
 		g.lastHandOv = g.mono()
 	}
-	g.voteMu.Unlock()
+	g.mu.Unlock()
 	switch {
 	case changed && bad:
 		n.met.clockDisagreements.Inc()
