@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,5 +107,42 @@ func TestRetentionWithInjectedClock(t *testing.T) {
 	res, err := n.Post(ctx, old, meta)
 	if err != nil || res.Replayed || res.Entry.ID == oldRes.Entry.ID {
 		t.Fatalf("expired request_id should create a new entry: %+v %v", res, err)
+	}
+}
+
+// An expiry pass that removes more than a tenth of the store is logged at
+// WARN before it runs and counted, whatever the reason; a pass that
+// removes a small share is not.
+func TestLargeExpiryPassIsCounted(t *testing.T) {
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	n := nodetest.Start(t, withClock(c), nodetest.WithConfig(func(cfg *node.Config) {
+		cfg.Retention = 90 * 24 * time.Hour
+	}))
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "192.0.2.5", Channel: restarea.ChannelHTTP}
+	post := func(k int) {
+		for i := 0; i < k; i++ {
+			if _, err := n.Post(ctx, question(uuid.NewString()), meta); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	post(60)
+	c.advance(10 * 24 * time.Hour)
+	post(600)
+	// 60 of 660 entries (9 %) are due: no warning.
+	c.advance(81 * 24 * time.Hour)
+	n.Expire()
+	if m := scrape(t, n); !strings.Contains(m, "restarea_expire_large_passes_total 0") {
+		t.Fatalf("a pass removing 9%% was counted as large:\n%s", grepLines(m, "restarea_expire"))
+	}
+	// Another 10 days: the remaining 600 (all of them) are due.
+	c.advance(10 * 24 * time.Hour)
+	n.Expire()
+	if m := scrape(t, n); !strings.Contains(m, "restarea_expire_large_passes_total 1") {
+		t.Fatalf("a pass removing the whole store was not counted:\n%s", grepLines(m, "restarea_expire"))
+	}
+	if got, _ := n.ListEntries(ctx, restarea.ListOptions{}); len(got.Entries) != 0 {
+		t.Fatalf("%d entries left after their retention", len(got.Entries))
 	}
 }
