@@ -36,6 +36,8 @@ type clockGuard struct {
 	// node had applied everything committed when it looked.
 	seen     int64
 	caughtUp bool
+	// newSeen counts advances seen while caught up before and after.
+	newSeen int
 
 	// A vote (asking the voters' clocks) runs one at a time, and a failed
 	// one is not repeated for voteEvery.
@@ -44,8 +46,10 @@ type clockGuard struct {
 	voted    bool
 
 	// Guarded by mu: the disagreement as last reported (a log line on
-	// each change) and the last hand-over because of it.
+	// each change), whether this node as leader refused to stamp for want
+	// of a vote, and the last hand-over because of either.
 	disagrees  bool
+	unvouched  bool
 	lastHandOv time.Duration
 }
 
@@ -80,8 +84,8 @@ func (g *clockGuard) cluster() (int64, bool) {
 // it, and leaders stamp only times they vouch for. The guard becomes fresh
 // (its measure is of now) at an advance seen while the node was caught up
 // before and after it: that entry was committed since the last look, so
-// it is new. An advance while catching up, or the last entry of a
-// catch-up, may be old (the leader stamps at least once an expiry
+// it is new (the second such one, see below). An advance while catching
+// up, or the last entry of a catch-up, may be old (the leader stamps at least once an expiry
 // interval, but a restarted node may find a backlog), so it anchors
 // without making the guard fresh.
 func (g *clockGuard) observe(clock int64, caughtUp bool) {
@@ -98,7 +102,12 @@ func (g *clockGuard) observe(clock int64, caughtUp bool) {
 		g.base, g.at = clock, now
 	}
 	if caughtUp && was {
-		g.fresh = true
+		// The second such advance: the first may be the end of a
+		// catch-up that looked complete (a restarted follower's commit
+		// index trails the leader's until the leader's entries arrive).
+		if g.newSeen++; g.newSeen >= 2 {
+			g.fresh, g.unvouched = true, false
+		}
 	}
 }
 
@@ -106,7 +115,7 @@ func (g *clockGuard) observe(clock int64, caughtUp bool) {
 func (g *clockGuard) vouch(t int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.base, g.at, g.fresh = t, g.mono(), true
+	g.base, g.at, g.fresh, g.unvouched = t, g.mono(), true, false
 }
 
 // report is this node's answer to a peer asking its clock.
@@ -143,36 +152,43 @@ func (g *clockGuard) skew() (time.Duration, bool) {
 // replicated clock advance since it started).
 func (n *Node) ClockSkew() (time.Duration, bool) { return n.clock.skew() }
 
-// stampTime returns the time the leader stamps a command with (Unix ns).
-// The wall clock, when it is at most the tolerance ahead of the cluster
-// time this node measures, or when this node has no measure yet and a
-// majority of voters agrees with it; otherwise the measured cluster time, so that a
-// wall clock stepped forward moves neither created_at nor expiry. A wall
-// clock behind is stamped as it is: the state machine never lets time go
-// back (fsm.advanceClock), so it costs nothing but a pause in time.
-func (n *Node) stampTime(ctx context.Context) int64 {
+// stampTime returns the time the leader stamps a command with (Unix ns):
+// its wall clock when that is at most the tolerance ahead of the cluster
+// time this node measures (even an unmeasured one, the clock on disk
+// carried forward, is never ahead of real time, so neither is the stamp).
+// A wall clock further ahead is not stamped: a node that measured the
+// cluster's time stamps the measure (and, its clock disagreeing, hands
+// leadership over, see checkClock); a node that has not (just started)
+// asks the voters, stamps its clock if a majority agrees, and otherwise
+// refuses the command with 503 and hands leadership over — its stale
+// measure would lag by the whole outage, and entries stamped with it
+// would make every follower's measure lag too. A wall clock behind is
+// stamped as it is: the state machine never lets time go back
+// (fsm.advanceClock), so it costs nothing but a pause in time.
+func (n *Node) stampTime(ctx context.Context) (int64, error) {
 	g := n.clock
 	wall := g.wall().UnixNano()
 	c, fresh := g.cluster()
-	if wall <= c+int64(g.tol) {
-		// Even an unmeasured c (the clock on disk carried forward) is
-		// never ahead of real time, so neither is this.
-		return wall
-	}
-	if !fresh && n.clockVote(ctx, wall) {
-		return wall
-	}
-	if !fresh && n.fsm.Clock() == 0 {
+	switch {
+	case wall <= c+int64(g.tol):
+		return wall, nil
+	case fresh:
+		n.met.clockClamped.Inc()
+		return c, nil
+	case n.clockVote(ctx, wall):
+		return wall, nil
+	case n.fsm.Clock() == 0:
 		// Nothing was ever stamped (a new cluster, whose voters did not
 		// all answer yet): there is no time to measure from, and nothing
 		// stored that a wrong clock could expire.
-		return wall
+		return wall, nil
 	}
-	if wall > c+int64(g.tol) {
-		n.met.clockClamped.Inc()
-		return c
-	}
-	return wall
+	g.mu.Lock()
+	g.unvouched = true
+	g.mu.Unlock()
+	n.met.clockRefused.Inc()
+	return 0, unavailable("the leader cannot vouch for its clock (%s): it has not measured the cluster's time since it started, and a majority of voters does not agree with its clock; leadership moves to a node whose clock agrees; retry with the same request_id",
+		time.Unix(0, wall).UTC().Format(time.RFC3339))
 }
 
 // clockVote asks every voter for its clock and reports whether a majority
@@ -275,7 +291,7 @@ func (n *Node) checkClock() {
 	g.mu.Lock()
 	changed := bad != g.disagrees
 	g.disagrees = bad
-	handOver := bad && n.IsLeader() && cluster.Voters(n.raft) > 1 && (g.lastHandOv == 0 || g.mono()-g.lastHandOv >= handOverEvery)
+	handOver := (bad || g.unvouched) && n.IsLeader() && cluster.Voters(n.raft) > 1 && (g.lastHandOv == 0 || g.mono()-g.lastHandOv >= handOverEvery)
 	if handOver {
 		g.lastHandOv = g.mono()
 	}
@@ -290,7 +306,7 @@ func (n *Node) checkClock() {
 		n.log.Info("this node's clock agrees with the cluster's again", "skew", skew.Round(time.Millisecond).String())
 	}
 	if handOver {
-		n.log.Warn("handing leadership over: this node's clock disagrees with the cluster's", "skew", skew.Round(time.Millisecond).String())
+		n.log.Warn("handing leadership over: this node's clock disagrees with the cluster's, or a majority of voters did not confirm it", "skew", skew.Round(time.Millisecond).String(), "measured", fresh)
 		if err := n.raft.LeadershipTransfer().Error(); err != nil {
 			n.log.Warn("clock hand-over failed", "err", err)
 		}

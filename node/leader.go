@@ -169,8 +169,11 @@ func (n *Node) warnLargeExpiry() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	now := n.stampTime(ctx)
+	now, err := n.stampTime(ctx)
 	cancel()
+	if err != nil {
+		return // the pass itself is refused the same way
+	}
 	// Count one past the threshold at most: enough to decide, bounded.
 	limit := max(int(float64(total)*largeExpiryShare)+1, minLargeExpiry)
 	due, err := n.fsm.ExpiryDue(now-int64(n.cfg.Retention), limit)

@@ -24,6 +24,9 @@ type metrics struct {
 	// clockClamped counts commands this node stamped, as leader, with the
 	// measured cluster time because its wall clock was ahead of it.
 	clockClamped prometheus.Counter
+	// clockRefused counts commands this node refused to stamp, as a
+	// leader without a measure whose clock the voters did not confirm.
+	clockRefused prometheus.Counter
 	// clockDisagreements counts the times this node's clock started to
 	// disagree with the cluster's.
 	clockDisagreements prometheus.Counter
@@ -71,6 +74,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "restarea_clock_clamped_total",
 			Help: "Commands this node stamped, as leader, with the measured cluster time instead of its wall clock, which was ahead of it.",
 		}),
+		clockRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_clock_refused_total",
+			Help: "Commands this node refused (503) as a just-started leader whose clock, ahead of the last replicated time, a majority of voters did not confirm.",
+		}),
 		clockDisagreements: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "restarea_clock_disagreements_total",
 			Help: "Times this node's wall clock started to disagree with the cluster's time by more than the tolerance.",
@@ -89,7 +96,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	} else {
 		reg.MustRegister(c)
 	}
-	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockDisagreements, m.expireLarge,
+	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
