@@ -156,6 +156,25 @@ type ClusterStatus struct {
 	// member reads it (a node that cannot is then refused when it joins).
 	LogFormat int      `json:"log_format"`
 	Members   []Member `json:"members"`
+	// Clock is this node's clock against the cluster's time.
+	Clock *ClockStatus `json:"clock,omitempty"`
+}
+
+// ClockStatus is a node's wall clock compared with the cluster time it
+// measures (the replicated clock carried forward by its monotonic clock).
+type ClockStatus struct {
+	// Known is false until the node has seen the replicated clock advance
+	// since it started; until then the skew is not measured.
+	Known bool `json:"known"`
+	// Agrees is false while the wall clock is off the cluster's time by
+	// more than the tolerance: as leader the node then stamps the cluster
+	// time, not its clock, and hands leadership over.
+	Agrees bool `json:"agrees"`
+	// SkewSeconds is the wall clock minus the cluster time.
+	SkewSeconds      float64 `json:"skew_seconds"`
+	ToleranceSeconds float64 `json:"tolerance_seconds"`
+	// ClusterTime is the cluster time this node measures (RFC 3339).
+	ClusterTime string `json:"cluster_time,omitempty"`
 }
 
 // ClusterService is the cluster's side of the API: status for everyone,

@@ -29,6 +29,8 @@ type publicStatus struct {
 	AppliedIndex uint64         `json:"applied_index"`
 	LogFormat    int            `json:"log_format"`
 	Members      []publicMember `json:"members"`
+	// Clock says whether this node's clock agrees with the cluster's.
+	Clock *restarea.ClockStatus `json:"clock,omitempty"`
 }
 
 // clusterStatus is GET /api/v1/cluster. A caller with the admin bearer
@@ -56,7 +58,7 @@ func (s *server) clusterStatus(w http.ResponseWriter, r *http.Request) {
 	pub := publicStatus{
 		NodeID: st.NodeID, State: st.State, LeaderID: st.LeaderID, Term: st.Term,
 		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, LogFormat: st.LogFormat,
-		Members: make([]publicMember, len(st.Members)),
+		Clock: st.Clock, Members: make([]publicMember, len(st.Members)),
 	}
 	for i, m := range st.Members {
 		pub.Members[i] = publicMember{ID: m.ID, Suffrage: m.Suffrage}

@@ -72,6 +72,8 @@ func (r *faultRunner) run(ctx context.Context, events []FaultEvent) {
 func (r *faultRunner) inject(ctx context.Context, kind string, nodes []int) error {
 	var err error
 	switch {
+	case isClockFault(kind):
+		err = r.stepClocks(ctx, nodes, ClockStep)
 	case strings.HasPrefix(kind, "kill-"):
 		for _, i := range nodes {
 			err = errors.Join(err, r.d.Kill(ctx, i))
@@ -89,6 +91,8 @@ func (r *faultRunner) inject(ctx context.Context, kind string, nodes []int) erro
 func (r *faultRunner) undo(ctx context.Context, kind string, nodes []int) error {
 	var err error
 	switch {
+	case isClockFault(kind):
+		err = r.stepClocks(ctx, nodes, 0)
 	case strings.HasPrefix(kind, "kill-"):
 		for _, i := range nodes {
 			err = errors.Join(err, r.d.Restart(ctx, i))

@@ -9,7 +9,9 @@ import (
 
 // LocalArgs are the `restarea serve` flags the chaos command gives local
 // node processes: limits high enough that 429 answers stay rare.
-var LocalArgs = []string{"--rate-per-source", "1000000/m", "--rate-global", "1000000/h"}
+// Expiry runs every second, so that a clock fault that let the board's
+// clock jump would expire entries within the fault.
+var LocalArgs = []string{"--rate-per-source", "1000000/m", "--rate-global", "1000000/h", "--expire-interval", "1s"}
 
 // Local is a Target of node processes on loopback, started and faulted
 // through package localcluster: kill -9 and restart, SIGSTOP and SIGCONT,
@@ -46,8 +48,15 @@ func (l *Local) AdminToken() string { return l.c.AdminToken() }
 // Faults implements Target.
 func (l *Local) Faults() FaultDriver { return l }
 
-// Kinds implements FaultDriver: kill, pause and partition.
-func (l *Local) Kinds() []string { return []string{ClassKill, ClassPause, ClassPartition} }
+// Kinds implements FaultDriver: kill, pause and partition, and clock steps
+// when the nodes run with a test clock (localcluster.Options.TestClock).
+func (l *Local) Kinds() []string {
+	kinds := []string{ClassKill, ClassPause, ClassPartition}
+	if l.c.TestClock() {
+		kinds = append(kinds, ClassClock)
+	}
+	return kinds
+}
 
 // Kill implements FaultDriver with SIGKILL.
 func (l *Local) Kill(_ context.Context, i int) error { return l.c.Kill(i) }

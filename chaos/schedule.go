@@ -51,7 +51,7 @@ func kindsFor(classes []string, n int) []string {
 			kinds = append(kinds, IsolateMinority)
 		}
 	}
-	return kinds
+	return append(kinds, clockKinds(classes, n)...)
 }
 
 // Schedule plans the faults of a run: one at a time, each held for
@@ -87,7 +87,7 @@ func (e FaultEvent) targets(n, leader int) []int {
 		leader = e.Pick % n
 	}
 	switch e.Kind {
-	case KillLeader, PauseLeader, IsolateLeader:
+	case KillLeader, PauseLeader, IsolateLeader, ClockLeader:
 		return []int{leader}
 	case IsolateMinority:
 		// The leader and enough followers to stay a minority.

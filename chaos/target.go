@@ -31,7 +31,7 @@ type Target interface {
 // fault is in place (or undone).
 type FaultDriver interface {
 	// Kinds returns the fault classes this driver supports: a subset of
-	// ClassKill, ClassPause and ClassPartition.
+	// ClassKill, ClassPause, ClassPartition and ClassClock (a ClockDriver).
 	Kinds() []string
 	// Kill stops node i abruptly, as kill -9 would.
 	Kill(ctx context.Context, i int) error

@@ -65,6 +65,24 @@ type PeerInfo struct {
 	// LogFormat is the newest log format this node reads (0: format 1
 	// only, a version that predates the field).
 	LogFormat int `json:"log_format,omitempty"`
+	// Clock is the node's view of the time, for a leader that checks its
+	// own clock against a majority (nil from a version that predates it).
+	Clock *ClockReport `json:"clock,omitempty"`
+}
+
+// ClockReport is what a node says about time when asked: its wall clock,
+// and the cluster time it can vouch for by its monotonic clock since it
+// last saw the replicated clock advance.
+type ClockReport struct {
+	// Wall is the node's wall clock, Unix nanoseconds.
+	Wall int64 `json:"wall"`
+	// Cluster is the cluster time this node vouches for, Unix
+	// nanoseconds; meaningful only when Fresh.
+	Cluster int64 `json:"cluster"`
+	// Fresh is true once this process has seen the replicated clock
+	// advance while caught up with the log, so Cluster is measured
+	// rather than guessed.
+	Fresh bool `json:"fresh"`
 }
 
 type idRequest struct {

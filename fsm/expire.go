@@ -76,3 +76,19 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 	pruneSources(tx, now, s.PerSourceLimit.Window(), max)
 	return &Result{Expired: n}, nil
 }
+
+// ExpiryDue counts the stored entries created before the Unix time before
+// (nanoseconds), what an expiry pass at retention now-before would remove,
+// counting at most limit of them (it walks the expiry index from its
+// oldest end, so its cost is bounded by limit).
+func (f *FSM) ExpiryDue(before int64, limit int) (int, error) {
+	n := 0
+	err := f.view(func(tx *bolt.Tx) error {
+		cur := tx.Bucket(bExpiry).Cursor()
+		for k, _ := cur.First(); k != nil && n < limit && int64(readU64(k[:8])) < before; k, _ = cur.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}

@@ -60,6 +60,7 @@ type FSM struct {
 	applied atomic.Uint64
 
 	logFormat atomic.Int32 // LogFormat, as applied
+	clock     atomic.Int64 // Clock, as applied
 
 	unsynced bool          // commits skip fsync (durability.go)
 	rebuilt  bool          // a torn state file was set aside at Open
@@ -122,6 +123,7 @@ func (f *FSM) open() error {
 		}
 		f.applied.Store(readU64(tx.Bucket(bMeta).Get(kApplied)))
 		f.logFormat.Store(int32(readLogFormat(tx)))
+		f.clock.Store(int64(readU64(tx.Bucket(bMeta).Get(kClock))))
 		return nil
 	})
 	if err != nil {
@@ -176,6 +178,11 @@ func (f *FSM) close(clean bool) error {
 // applied twice, which makes raft's NoSnapshotRestoreOnStart safe.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
 
+// Clock is the state machine's time in Unix nanoseconds: the largest
+// command time applied so far (0 before the first command). It never goes
+// back, and it is what entries' created_at and expiry are measured by.
+func (f *FSM) Clock() int64 { return f.clock.Load() }
+
 // Apply applies one log entry.
 func (f *FSM) Apply(l *raft.Log) interface{} {
 	return f.ApplyBatch([]*raft.Log{l})[0]
@@ -220,6 +227,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	applied := f.applied.Load()
 	last := applied
 	format := f.LogFormat()
+	clock := f.clock.Load()
 	if f.db == nil {
 		f.log.Error("fsm: no state file to apply to (a snapshot restore failed), stopping")
 		panic("fsm: apply batch: no state file (a snapshot restore failed)")
@@ -241,6 +249,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 			out[i] = res
 		}
 		format = readLogFormat(tx)
+		clock = int64(readU64(tx.Bucket(bMeta).Get(kClock)))
 		if last == applied {
 			return nil
 		}
@@ -254,6 +263,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	}
 	f.applied.Store(last)
 	f.logFormat.Store(int32(format))
+	f.clock.Store(clock)
 	return out, nil
 }
 

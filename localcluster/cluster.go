@@ -40,6 +40,10 @@ type Options struct {
 	// Direct leaves out the fault proxies: peers dial each other's raft
 	// port directly (for benchmarks); Partition then does nothing.
 	Direct bool
+	// TestClock starts every node with a test clock offset file
+	// (SetClockOffset steps its wall clock), for chaos tests of clock
+	// faults.
+	TestClock bool
 	// Logf receives progress lines; nil → silent.
 	Logf func(format string, args ...any)
 }
@@ -196,6 +200,9 @@ func (c *Cluster) args(n *Node) []string {
 	if len(c.nodes) > 1 {
 		args = append(args, "--join", strings.Join(urls, ","), "--bootstrap-expect", fmt.Sprint(len(c.nodes)),
 			"--cluster-secret", c.opts.Secret)
+	}
+	if c.opts.TestClock {
+		args = append(args, "--allow-test-clock", "--test-clock-offset-file", c.clockFile(n))
 	}
 	return append(args, c.opts.Args...)
 }

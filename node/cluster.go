@@ -308,7 +308,7 @@ func (n *Node) onLeader(ctx context.Context, local func(context.Context) error, 
 func (n *Node) Peer() cluster.PeerInfo {
 	_, id := n.raft.LeaderWithID()
 	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState.Load(), LeaderID: string(id),
-		LogFormat: fsm.LogFormatMax}
+		LogFormat: fsm.LogFormatMax, Clock: n.clock.report()}
 }
 
 // ClusterStatus describes the cluster as this node sees it.
@@ -332,6 +332,7 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 		AppliedIndex: n.raft.AppliedIndex(),
 		LogFormat:    n.fsm.LogFormat(),
 		Members:      members,
+		Clock:        n.clockStatus(),
 	}, nil
 }
 

@@ -100,8 +100,19 @@ type Config struct {
 	SnapshotInterval   time.Duration
 	TrailingLogs       uint64
 
-	// Now is the clock the leader stamps commands with (tests inject one).
+	// Now is the wall clock the leader stamps commands with (tests inject
+	// one).
 	Now func() time.Time
+	// Monotonic is time elapsed since a fixed point, never stepped; nil →
+	// the process's monotonic clock. The node measures the cluster's time
+	// with it, so that a step of Now is detected (see clock.go). Tests that
+	// model time passing advance it with Now; tests that model a step of
+	// the wall clock move Now alone.
+	Monotonic func() time.Duration
+	// ClockTolerance is how far a wall clock may disagree with the
+	// cluster time the node measures before the node stamps the measure
+	// instead, reports the disagreement and, as leader, hands over.
+	ClockTolerance time.Duration
 
 	Logger *slog.Logger
 	// RaftLogOutput, when set, receives hashicorp/raft's own log lines
@@ -136,6 +147,7 @@ func Defaults() Config {
 		SnapshotThreshold:  8192,
 		SnapshotInterval:   2 * time.Minute,
 		TrailingLogs:       10240,
+		ClockTolerance:     10 * time.Second,
 	}
 }
 
@@ -170,6 +182,7 @@ func (c Config) withDefaults() Config {
 	setD(&c.ElectionTimeout, d.ElectionTimeout)
 	setD(&c.LeaderLeaseTimeout, d.LeaderLeaseTimeout)
 	setD(&c.SnapshotInterval, d.SnapshotInterval)
+	setD(&c.ClockTolerance, d.ClockTolerance)
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = d.SnapshotThreshold
 	}
@@ -212,6 +225,9 @@ func (c Config) validate() error {
 	}
 	if len(c.ClusterSecret) > 0 && len(c.ClusterSecret) < 16 {
 		return fmt.Errorf("--cluster-secret must be at least 16 bytes")
+	}
+	if c.ClockTolerance < 0 {
+		return fmt.Errorf("--clock-tolerance must not be negative")
 	}
 	if c.Retention < 0 || c.TombstoneRetention < 0 {
 		return fmt.Errorf("retention must not be negative")

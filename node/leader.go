@@ -126,7 +126,18 @@ func (n *Node) becameLeader() {
 // with an injected clock.
 func (n *Node) Expire() { n.expire() }
 
+// largeExpiryShare is the share of the stored entries past which an
+// expiry pass is logged before it runs (WARN, with the counts and the
+// clock it measures by) and counted: an operator sees any pass that
+// removes much of the board, whether a lowered retention, a long outage
+// or a clock explains it.
+const largeExpiryShare = 0.1
+
+// minLargeExpiry keeps a small board's daily expiry out of the warning.
+const minLargeExpiry = 50
+
 func (n *Node) expire() {
+	n.warnLargeExpiry()
 	for i := 0; i < 100 && n.IsLeader(); i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 		res, err := n.propose(ctx, &fsm.Command{Op: fsm.OpExpire, Expire: &fsm.ExpireCommand{
@@ -145,4 +156,34 @@ func (n *Node) expire() {
 			return
 		}
 	}
+}
+
+// warnLargeExpiry logs, before a pass, when the pass would remove more
+// than largeExpiryShare of the stored entries.
+func (n *Node) warnLargeExpiry() {
+	if n.cfg.Retention <= 0 {
+		return
+	}
+	total, err := n.fsm.Count()
+	if err != nil || total == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	now, err := n.stampTime(ctx)
+	cancel()
+	if err != nil {
+		return // the pass itself is refused the same way
+	}
+	// Count one past the threshold at most: enough to decide, bounded.
+	limit := max(int(float64(total)*largeExpiryShare)+1, minLargeExpiry)
+	due, err := n.fsm.ExpiryDue(now-int64(n.cfg.Retention), limit)
+	if err != nil || due < limit {
+		return
+	}
+	n.met.expireLarge.Inc()
+	skew, known := n.clock.skew()
+	n.log.Warn("expiry is about to remove a large share of the stored entries: check the clock and --retention if this is not expected",
+		"due_at_least", due, "stored", total, "share_over", largeExpiryShare, "retention", n.cfg.Retention,
+		"clock", time.Unix(0, now).UTC(), "replicated_clock", time.Unix(0, n.fsm.Clock()).UTC(),
+		"clock_skew", skew.Round(time.Millisecond).String(), "clock_skew_known", known)
 }

@@ -21,8 +21,20 @@ type metrics struct {
 	batchSeconds prometheus.Histogram
 	forwardBatch prometheus.Histogram
 	expired      prometheus.Counter
-	snapshots    *prometheus.CounterVec
-	reg          *prometheus.Registry
+	// clockClamped counts commands this node stamped, as leader, with the
+	// measured cluster time because its wall clock was ahead of it.
+	clockClamped prometheus.Counter
+	// clockRefused counts commands this node refused to stamp, as a
+	// leader without a measure whose clock the voters did not confirm.
+	clockRefused prometheus.Counter
+	// clockDisagreements counts the times this node's clock started to
+	// disagree with the cluster's.
+	clockDisagreements prometheus.Counter
+	// expireLarge counts expiry passes that removed a large share of the
+	// store (each also logged).
+	expireLarge prometheus.Counter
+	snapshots   *prometheus.CounterVec
+	reg         *prometheus.Registry
 	// raftErr is why raft's own metrics are missing, if they are.
 	raftErr error
 }
@@ -58,6 +70,22 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "restarea_expired_total",
 			Help: "Entries and tombstones removed by retention (on the leader that proposed it).",
 		}),
+		clockClamped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_clock_clamped_total",
+			Help: "Commands this node stamped, as leader, with the measured cluster time instead of its wall clock, which was ahead of it.",
+		}),
+		clockRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_clock_refused_total",
+			Help: "Commands this node refused (503) as a just-started leader whose clock, ahead of the last replicated time, a majority of voters did not confirm.",
+		}),
+		clockDisagreements: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_clock_disagreements_total",
+			Help: "Times this node's wall clock started to disagree with the cluster's time by more than the tolerance.",
+		}),
+		expireLarge: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_expire_large_passes_total",
+			Help: "Expiry passes that removed more than a tenth of the stored entries (each is logged at WARN).",
+		}),
 		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "restarea_snapshots_total",
 			Help: "Raft snapshots written on this node (its own, and those a leader installed), by outcome: persisted or failed.",
@@ -68,7 +96,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	} else {
 		reg.MustRegister(c)
 	}
-	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired,
+	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -104,6 +132,13 @@ func (m *metrics) watchRaft(n *Node) {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	m.reg.MustRegister(
+		gauge("restarea_clock_skew_seconds", "This node's wall clock minus the cluster time it measures (the replicated clock carried forward by its monotonic clock); 0 until measured.", func() float64 {
+			skew, known := n.clock.skew()
+			if !known {
+				return 0
+			}
+			return skew.Seconds()
+		}),
 		gauge("restarea_raft_state", "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.", func() float64 {
 			return float64(n.raft.State())
 		}),

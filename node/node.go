@@ -61,6 +61,7 @@ type Node struct {
 	// raftConfMu orders the read-modify-writes of raft's reloadable
 	// config (snapshot threshold, reluctant election timeouts).
 	raftConfMu sync.Mutex
+	clock     *clockGuard
 
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
@@ -106,8 +107,9 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.startCluster()
 	n.serveHTTP()
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.leaderLoop()
+	go n.clockLoop()
 	go n.tuneSnapshots(5 * time.Second)
 	go n.watchDisk(100 * time.Millisecond)
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
@@ -139,6 +141,11 @@ func (n *Node) open() error {
 	if err != nil {
 		return err
 	}
+	mono := cfg.Monotonic
+	if mono == nil {
+		mono = processMonotonic()
+	}
+	n.clock = newClockGuard(cfg.Now, mono, cfg.ClockTolerance, n.fsm.Clock())
 	if err := n.openSearch(); err != nil {
 		return err
 	}

@@ -100,10 +100,15 @@ func (n *Node) waitLeaderChange(ctx context.Context, from string, max time.Durat
 	}
 }
 
-// applyLocal stamps cmd with the leader's clock and a new entry id, and
-// applies it. It must run on the leader.
+// applyLocal stamps cmd with the leader's clock (as the clock guard lets
+// it, stampTime) and a new entry id, and applies it. It must run on the
+// leader.
 func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
-	cmd.Time = n.cfg.Now().UTC().Truncate(time.Millisecond).UnixNano()
+	t, err := n.stampTime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Time = time.Unix(0, t).UTC().Truncate(time.Millisecond).UnixNano()
 	if cmd.Post != nil && cmd.Post.NewID == "" {
 		// Time-ordered (version 7) ids make the id index grow at its end,
 		// like the log, instead of touching a random page per new entry.

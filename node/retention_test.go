@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,10 +14,14 @@ import (
 	"github.com/restarea/restarea/node/nodetest"
 )
 
-// clock is a settable clock for the leader's timestamps.
+// clock is a settable clock for the leader's timestamps: a wall clock and
+// the monotonic clock a node measures elapsed time by. advance models time
+// passing (both move); a step of the wall clock alone is what the clock
+// guard refuses to stamp.
 type clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu      sync.Mutex
+	now     time.Time
+	elapsed time.Duration
 }
 
 func (c *clock) Now() time.Time {
@@ -25,10 +30,22 @@ func (c *clock) Now() time.Time {
 	return c.now
 }
 
+func (c *clock) Mono() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.elapsed
+}
+
 func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	c.elapsed += d
 	c.mu.Unlock()
+}
+
+// withClock makes c the node's wall and monotonic clock.
+func withClock(c *clock) nodetest.Option {
+	return nodetest.WithConfig(func(cfg *node.Config) { cfg.Now, cfg.Monotonic = c.Now, c.Mono })
 }
 
 // Retention is decided by the leader with its clock and replicated: after
@@ -36,7 +53,7 @@ func (c *clock) advance(d time.Duration) {
 // forgotten; a deletion's tombstone lasts its own retention.
 func TestRetentionWithInjectedClock(t *testing.T) {
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, nodetest.WithClock(c.Now), nodetest.WithConfig(func(cfg *node.Config) {
+	n := nodetest.Start(t, withClock(c), nodetest.WithConfig(func(cfg *node.Config) {
 		cfg.Retention = 90 * 24 * time.Hour
 		cfg.TombstoneRetention = 30 * 24 * time.Hour
 	}))
@@ -90,5 +107,42 @@ func TestRetentionWithInjectedClock(t *testing.T) {
 	res, err := n.Post(ctx, old, meta)
 	if err != nil || res.Replayed || res.Entry.ID == oldRes.Entry.ID {
 		t.Fatalf("expired request_id should create a new entry: %+v %v", res, err)
+	}
+}
+
+// An expiry pass that removes more than a tenth of the store is logged at
+// WARN before it runs and counted, whatever the reason; a pass that
+// removes a small share is not.
+func TestLargeExpiryPassIsCounted(t *testing.T) {
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	n := nodetest.Start(t, withClock(c), nodetest.WithConfig(func(cfg *node.Config) {
+		cfg.Retention = 90 * 24 * time.Hour
+	}))
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "192.0.2.5", Channel: restarea.ChannelHTTP}
+	post := func(k int) {
+		for i := 0; i < k; i++ {
+			if _, err := n.Post(ctx, question(uuid.NewString()), meta); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	post(60)
+	c.advance(10 * 24 * time.Hour)
+	post(600)
+	// 60 of 660 entries (9 %) are due: no warning.
+	c.advance(81 * 24 * time.Hour)
+	n.Expire()
+	if m := scrape(t, n); !strings.Contains(m, "restarea_expire_large_passes_total 0") {
+		t.Fatalf("a pass removing 9%% was counted as large:\n%s", grepLines(m, "restarea_expire"))
+	}
+	// Another 10 days: the remaining 600 (all of them) are due.
+	c.advance(10 * 24 * time.Hour)
+	n.Expire()
+	if m := scrape(t, n); !strings.Contains(m, "restarea_expire_large_passes_total 1") {
+		t.Fatalf("a pass removing the whole store was not counted:\n%s", grepLines(m, "restarea_expire"))
+	}
+	if got, _ := n.ListEntries(ctx, restarea.ListOptions{}); len(got.Entries) != 0 {
+		t.Fatalf("%d entries left after their retention", len(got.Entries))
 	}
 }

@@ -121,7 +121,7 @@ func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bo
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		c, err := localcluster.Start(sctx, localcluster.Options{
-			Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs,
+			Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true,
 			Logf: func(format string, a ...any) { logger.Info(fmt.Sprintf(format, a...)) },
 		})
 		if err != nil {

@@ -54,6 +54,10 @@ func runServe(args []string) int {
 	lease := fs.Duration("raft-leader-lease-timeout", d.LeaderLeaseTimeout, "how long a leader stays leader without reaching a quorum")
 	snapThreshold := fs.Uint64("snapshot-threshold", d.SnapshotThreshold, "log entries between snapshots")
 	trailing := fs.Uint64("trailing-logs", d.TrailingLogs, "log entries kept after a snapshot")
+	clockTol := fs.Duration("clock-tolerance", d.ClockTolerance, "how far a node's wall clock may disagree with the cluster time it measures before, as leader, it stamps the measured time instead and hands leadership over")
+	expireEvery := fs.Duration("expire-interval", d.ExpireInterval, "how often the leader proposes expiry")
+	testClockFile := fs.String("test-clock-offset-file", "", "TESTS ONLY: run the wall clock ahead by the duration written in this file (needs --allow-test-clock)")
+	allowTestClock := fs.Bool("allow-test-clock", false, "TESTS ONLY: allow --test-clock-offset-file; never on a production node")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	if !parseFlags(fs, args) {
 		return 2
@@ -83,6 +87,21 @@ func runServe(args []string) int {
 	}
 	if *maxConns == 0 || *maxConnsSource == 0 {
 		return fail("--max-connections and --max-connections-per-source must not be 0 (negative: no cap)")
+	}
+	if *clockTol <= 0 || *expireEvery <= 0 {
+		return fail("--clock-tolerance and --expire-interval must be positive")
+	}
+	cfg.ClockTolerance, cfg.ExpireInterval = *clockTol, *expireEvery
+	if *testClockFile != "" {
+		if !*allowTestClock {
+			return fail("--test-clock-offset-file moves this node's clock for tests; it is refused without --allow-test-clock (never on a production node)")
+		}
+		c, err := newOffsetClock(*testClockFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		cfg.Now = c.Now
+		logger.Warn("TEST CLOCK: this node's wall clock follows an offset file; it is for tests only", "file", *testClockFile)
 	}
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
