@@ -61,7 +61,7 @@ type Node struct {
 	// raftConfMu orders the read-modify-writes of raft's reloadable
 	// config (snapshot threshold, reluctant election timeouts).
 	raftConfMu sync.Mutex
-	clock     *clockGuard
+	clock      *clockGuard
 
 	// forwarder sends a command to the leader when this node is a
 	// follower; nil on a node that cannot forward.
