@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,15 @@ type Config struct {
 	// answers, 503s and timeouts. The target's driver must be a
 	// GracefulRestarter.
 	RollingRestart bool
+	// Faults are the fault classes of the schedule (ClassKill,
+	// ClassPause, ClassPartition, ClassMembership, and any other the
+	// driver names); nil takes every class the driver supports but
+	// ClassMembership, which changes the cluster's members and is asked
+	// for by name. A class the driver does not support is an error.
+	Faults []string
+	// FaultEvery is the cycle of the schedule: one fault per cycle (0:
+	// an eighth of Duration, between 1s and 10s; see ScheduleEvery).
+	FaultEvery time.Duration
 	// RaiseLimits sets generous per-source and site-wide limits through
 	// the admin API for the run, and restores the previous ones after,
 	// so that 429 answers stay rare.
@@ -138,6 +148,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	defer mcps.close()
 	w := &workload{cfg: cfg, urls: urls, hc: hc, mcp: mcps, hist: hist}
 	mon := newMonitor(hc, urls)
+	mon.token, mon.now = target.AdminToken(), hist.Now
 	mon.observe(ctx)
 
 	var faults *faultRunner
@@ -183,9 +194,23 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 			stopRun()
 		}()
 	case driver != nil:
-		events := Schedule(cfg.Seed, cfg.Duration, driver.Kinds(), len(urls))
-		log.Info("fault schedule", "faults", len(events), "seed", cfg.Seed)
+		classes, err := faultClasses(cfg.Faults, driver.Kinds())
+		if err != nil {
+			return nil, fmt.Errorf("chaos: %s: %w", target.Name(), err)
+		}
+		events := ScheduleEvery(cfg.Seed, cfg.Duration, cfg.FaultEvery, classes, len(urls))
+		log.Info("fault schedule", "faults", len(events), "classes", classes, "seed", cfg.Seed)
 		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
+		if slices.Contains(classes, ClassMembership) {
+			md, ok := driver.(MemberDriver)
+			if !ok {
+				return nil, fmt.Errorf("chaos: %s cannot change members (the membership faults need --local)", target.Name())
+			}
+			if faults.mem, err = newMembers(md, hc, urls, target.AdminToken()); err != nil {
+				return nil, err
+			}
+			mon.extra = faults.mem.extraURLs
+		}
 		faulting.Add(1)
 		go func() { defer faulting.Done(); faults.run(runCtx, events) }()
 	}
@@ -259,6 +284,18 @@ func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist
 	vs = append(vs, checkReadable(readAll(ctx, hc, urls, ack))...)
 	if cfg.RollingRestart {
 		vs = append(vs, checkRolling(ops, rep.Faults)...)
+	}
+	vs = append(vs, mon.terms.violations()...)
+	rep.LeaderTerms = mon.terms.terms()
+	if faults != nil && faults.mem != nil {
+		log.Info("checking that the members converged")
+		ids, err := memberIDs(ctx, hc, urls)
+		if err != nil {
+			vs = append(vs, violation(VMembership, "", -1, "%v", err))
+		} else {
+			vs = append(vs, checkMembers(ctx, hc, urls, target.AdminToken(), ids, cfg.SettleTimeout)...)
+			rep.Members = ids
+		}
 	}
 
 	log.Info("checking linearizability", "operations", len(ops))

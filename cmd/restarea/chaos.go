@@ -32,6 +32,8 @@ func runChaos(args []string) int {
 	workers := fs.Int("workers", d.Workers, "concurrent workers")
 	fanout := fs.Int("fanout", d.Fanout, "at most this many nodes get each new post at once")
 	noFaults := fs.Bool("no-faults", false, "inject no faults")
+	faultList := fs.String("faults", "", "comma-separated fault classes: kill, pause, partition, membership (--local only: remove a follower and rejoin it wiped under a new id, remove the leader, grow by two nodes and shrink back, replace a node by a fresh one under its id), or all (default: every class the target supports but membership)")
+	faultEvery := fs.Duration("fault-interval", 0, "one fault per interval (default: an eighth of --duration, between 1s and 10s)")
 	rolling := fs.Bool("rolling-restart", false, "instead of random faults, restart every node gracefully in turn (SIGTERM, wait for /readyz), in rounds for --duration")
 	raise := fs.Bool("raise-limits", true, "raise the per-source and site-wide limits for the run through the admin API, restore them after (default false with --nodes)")
 	adminToken := fs.String("admin-token", "", "admin bearer token of the cluster (--compose default: docker-compose.yml's)")
@@ -65,10 +67,19 @@ func runChaos(args []string) int {
 		return usage("--ops must be >= 0, --workers and --fanout >= 1")
 	case *faultDriver != "" && (*nodes == "" || *faultDriver != "compose"):
 		return usage("--fault-driver compose goes with --nodes")
+	case *faultEvery < 0:
+		return usage("--fault-interval must not be negative")
 	case *rolling && *noFaults:
 		return usage("--rolling-restart and --no-faults exclude each other")
 	case *rolling && *nodes != "" && *faultDriver == "":
 		return usage("--rolling-restart with --nodes needs --fault-driver compose")
+	}
+	classes, err := chaos.ParseFaultClasses(*faultList)
+	if err != nil {
+		return usage("--faults: %v", err)
+	}
+	if classes != nil && (*noFaults || *rolling) {
+		return usage("--faults excludes --no-faults and --rolling-restart")
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -94,6 +105,7 @@ func runChaos(args []string) int {
 	cfg.Workers, cfg.Fanout, cfg.Duration, cfg.MaxOps, cfg.Seed = *workers, *fanout, *duration, *ops, *seed
 	cfg.NoFaults, cfg.RollingRestart, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *rolling, *raise, *settleTimeout
 	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
+	cfg.Faults, cfg.FaultEvery = classes, *faultEvery
 	rep, err := chaos.Run(ctx, target, cfg)
 	if err != nil {
 		logger.Error("chaos run failed", "err", err)
