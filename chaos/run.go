@@ -47,6 +47,13 @@ type Config struct {
 	// ClassMembership, which changes the cluster's members and is asked
 	// for by name. A class the driver does not support is an error.
 	Faults []string
+	// MinOps and MinFaults extend a run past Duration: the workload goes
+	// on until it has made MinOps calls and MinFaults faults have been
+	// injected, but never past MaxDuration (which must then exceed
+	// Duration; the fault schedule covers it). For soak runs.
+	MinOps      int
+	MinFaults   int
+	MaxDuration time.Duration
 	// FaultEvery is the cycle of the schedule: one fault per cycle (0:
 	// an eighth of Duration, between 1s and 10s; see ScheduleEvery).
 	FaultEvery time.Duration
@@ -173,7 +180,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	if restarter != nil {
 		runCtx, stopRun = context.WithCancel(ctx)
 	} else {
-		runCtx, stopRun = context.WithTimeout(ctx, cfg.Duration)
+		runCtx, stopRun = context.WithTimeout(ctx, cfg.planned())
 	}
 	defer stopRun()
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -198,7 +205,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chaos: %s: %w", target.Name(), err)
 		}
-		events := ScheduleEvery(cfg.Seed, cfg.Duration, cfg.FaultEvery, classes, len(urls))
+		events := ScheduleEvery(cfg.Seed, cfg.planned(), cfg.FaultEvery, classes, len(urls))
 		log.Info("fault schedule", "faults", len(events), "classes", classes, "seed", cfg.Seed)
 		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
 		if slices.Contains(classes, ClassMembership) {
@@ -216,6 +223,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	}
 	watchers.Add(1)
 	go func() { defer watchers.Done(); progress(watchCtx, cfg, hist, faults, mon) }()
+	if restarter == nil && cfg.planned() > cfg.Duration {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); untilCounts(runCtx, cfg, hist, faults, stopRun) }()
+	}
 
 	log.Info("chaos run started", "target", target.Name(), "nodes", len(urls), "workers", cfg.Workers, "duration", cfg.Duration, "ops", cfg.MaxOps)
 	w.run(runCtx)
@@ -364,14 +375,18 @@ func writeEvidence(cfg Config, rep *Report, ops []Op, pops []porcupine.Operation
 func progress(ctx context.Context, cfg Config, hist *History, faults *faultRunner, mon *monitor) {
 	t := time.NewTicker(cfg.ProgressEvery)
 	defer t.Stop()
+	// The counts grow with the calls recorded since the last line, so a
+	// soak of millions of calls does not copy its history every line.
+	counts := map[string]int{}
+	seen := 0
 	for range maxPolls {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		counts := map[string]int{}
-		for _, op := range hist.Ops() {
+		for _, op := range hist.OpsFrom(seen) {
+			seen++
 			if op.Kind == OpPost {
 				counts[op.Outcome]++
 			}
@@ -384,6 +399,31 @@ func progress(ctx context.Context, cfg Config, hist *History, faults *faultRunne
 		}
 		cfg.Logger.Info("progress", "elapsed", time.Duration(hist.Now()).Round(time.Second), "ops", hist.Len(),
 			"posts", strings.Join(parts, " "), "faults", len(faults.done()), "leader_changes", mon.leaderChanges())
+	}
+}
+
+// planned is how long the workload may run: Duration, or MaxDuration
+// when MinOps or MinFaults may extend the run.
+func (c Config) planned() time.Duration {
+	if (c.MinOps > 0 || c.MinFaults > 0) && c.MaxDuration > c.Duration {
+		return c.MaxDuration
+	}
+	return c.Duration
+}
+
+// untilCounts ends the workload (stop) once Duration has passed and the
+// run has made MinOps calls and injected MinFaults faults; ctx, bounded
+// by MaxDuration, ends it otherwise.
+func untilCounts(ctx context.Context, cfg Config, hist *History, faults *faultRunner, stop context.CancelFunc) {
+	for range maxPolls * 10 {
+		if time.Duration(hist.Now()) >= cfg.Duration && hist.Len() >= cfg.MinOps && len(faults.done()) >= cfg.MinFaults {
+			cfg.Logger.Info("run long enough", "elapsed", time.Duration(hist.Now()).Round(time.Second), "ops", hist.Len(), "faults", len(faults.done()))
+			stop()
+			return
+		}
+		if !sleep(ctx, time.Second) {
+			return
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ func runChaos(args []string) int {
 	nodes := fs.String("nodes", "", "comma-separated URLs of a running cluster to test (no faults unless --fault-driver)")
 	faultDriver := fs.String("fault-driver", "", "with --nodes: \"compose\" to fault the nodes with docker (services node1..nodeN of --compose-project)")
 	duration := fs.Duration("duration", d.Duration, "how long the workload runs")
+	minOps := fs.Int("min-ops", 0, "run past --duration until this many calls were made (bounded by --max-duration)")
+	minFaults := fs.Int("min-faults", 0, "run past --duration until this many faults were injected (bounded by --max-duration)")
+	maxDuration := fs.Duration("max-duration", 0, "with --min-ops or --min-faults: the hard cap of the workload's time (default: twice --duration)")
 	ops := fs.Int("ops", 0, "stop after this many calls (0: only --duration bounds the run)")
 	seed := fs.Int64("seed", d.Seed, "seed of the fault schedule and the workers' choices")
 	workers := fs.Int("workers", d.Workers, "concurrent workers")
@@ -67,6 +70,10 @@ func runChaos(args []string) int {
 		return usage("--ops must be >= 0, --workers and --fanout >= 1")
 	case *faultDriver != "" && (*nodes == "" || *faultDriver != "compose"):
 		return usage("--fault-driver compose goes with --nodes")
+	case *minOps < 0 || *minFaults < 0 || *maxDuration < 0:
+		return usage("--min-ops, --min-faults and --max-duration must not be negative")
+	case *maxDuration > 0 && *maxDuration < *duration:
+		return usage("--max-duration must be at least --duration")
 	case *faultEvery < 0:
 		return usage("--fault-interval must not be negative")
 	case *rolling && *noFaults:
@@ -106,6 +113,10 @@ func runChaos(args []string) int {
 	cfg.NoFaults, cfg.RollingRestart, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *rolling, *raise, *settleTimeout
 	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
 	cfg.Faults, cfg.FaultEvery = classes, *faultEvery
+	cfg.MinOps, cfg.MinFaults, cfg.MaxDuration = *minOps, *minFaults, *maxDuration
+	if (*minOps > 0 || *minFaults > 0) && *maxDuration == 0 {
+		cfg.MaxDuration = 2 * *duration
+	}
 	rep, err := chaos.Run(ctx, target, cfg)
 	if err != nil {
 		logger.Error("chaos run failed", "err", err)
