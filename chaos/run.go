@@ -216,7 +216,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 			if faults.mem, err = newMembers(md, hc, urls, target.AdminToken()); err != nil {
 				return nil, err
 			}
-			mon.extra = faults.mem.extraURLs
+			mon.watchExtra(faults.mem.extraURLs)
 		}
 		faulting.Add(1)
 		go func() { defer faulting.Done(); faults.run(runCtx, events) }()

@@ -64,12 +64,13 @@ type monitor struct {
 	urls  []string
 	token string
 	terms *termLog
-	// now is the history's clock; extra returns the URLs of the nodes a
-	// membership fault added. Both are optional.
-	now   func() int64
-	extra func() []string
+	// now is the history's clock (optional, set before the monitor runs).
+	now func() int64
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// extra returns the URLs of the nodes a membership fault added
+	// (optional; see watchExtra).
+	extra   func() []string
 	ids     []string // node id by index, once seen
 	leader  leaderView
 	changes int
@@ -87,8 +88,11 @@ func (m *monitor) observe(ctx context.Context) {
 		now = m.now()
 	}
 	m.terms.record(sts, now)
-	if m.extra != nil {
-		if extra := m.extra(); len(extra) > 0 {
+	m.mu.Lock()
+	extraFn := m.extra
+	m.mu.Unlock()
+	if extraFn != nil {
+		if extra := extraFn(); len(extra) > 0 {
 			m.terms.record(statusAllWith(ctx, m.hc, extra, m.token, 700*time.Millisecond), now)
 		}
 	}
@@ -107,6 +111,14 @@ func (m *monitor) observe(ctx context.Context) {
 		m.changes++
 	}
 	m.leader = v
+}
+
+// watchExtra makes the monitor also poll the URLs extra returns, for
+// leadership claims.
+func (m *monitor) watchExtra(extra func() []string) {
+	m.mu.Lock()
+	m.extra = extra
+	m.mu.Unlock()
 }
 
 // run polls every interval until ctx ends.
