@@ -88,6 +88,9 @@ func runChaos(args []string) int {
 	if classes != nil && (*noFaults || *rolling) {
 		return usage("--faults excludes --no-faults and --rolling-restart")
 	}
+	if classes != nil && *nodes != "" && *faultDriver == "" {
+		return usage("--faults with --nodes needs --fault-driver compose")
+	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if *nodes != "" && !explicit["raise-limits"] {
