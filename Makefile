@@ -6,6 +6,7 @@
 #   make cluster-status  GET /api/v1/cluster on the three nodes (with the admin token: addresses too)
 #   make cluster-down    docker compose down -v --remove-orphans (erases the volumes)
 #   make rolling-restart restart node1..3 in turn under load, checked (cluster-up first if needed)
+#   make soak            restarea chaos --local 5, every fault kind, >= 30 min (not in CI)
 #   make test            go test ./...
 
 SHELL := /bin/sh
@@ -36,7 +37,7 @@ export RESTAREA_IMAGE := $(IMAGE)
 PORTS := $(RESTAREA_PORT1) $(RESTAREA_PORT2) $(RESTAREA_PORT3)
 READY_TIMEOUT ?= 60
 
-.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart test clean
+.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart soak test clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/restarea ./cmd/restarea
@@ -96,6 +97,27 @@ rolling-restart: build
 	bin/restarea chaos --compose --compose-project $(COMPOSE_PROJECT_NAME) --rolling-restart \
 		--duration $(ROLLING_DURATION) --seed $(ROLLING_SEED) \
 		--report bin/rolling-restart.json --out bin/rolling-restart
+
+# A long soak: five local node processes, every fault class the local
+# driver has (kill, pause, partition, membership, and any added since),
+# one fault per SOAK_FAULT_EVERY. The workload runs SOAK_DURATION, then
+# on until SOAK_MIN_OPS calls and SOAK_MIN_FAULTS faults are reached, but
+# never past SOAK_MAX_DURATION. Progress lines go to stderr every 5s; the
+# report is printed and written to bin/soak.json, the history to
+# bin/soak-history.jsonl. Not part of CI: it takes at least half an hour.
+SOAK_DURATION     ?= 30m
+SOAK_MAX_DURATION ?= 90m
+SOAK_MIN_OPS      ?= 1000000
+SOAK_MIN_FAULTS   ?= 200
+SOAK_FAULT_EVERY  ?= 8s
+SOAK_WORKERS      ?= 32
+SOAK_SEED         ?= 1
+
+soak: build
+	bin/restarea chaos --local 5 --faults all --fault-interval $(SOAK_FAULT_EVERY) \
+		--duration $(SOAK_DURATION) --min-ops $(SOAK_MIN_OPS) --min-faults $(SOAK_MIN_FAULTS) \
+		--max-duration $(SOAK_MAX_DURATION) --workers $(SOAK_WORKERS) --seed $(SOAK_SEED) \
+		--settle-timeout 5m --report bin/soak.json --history bin/soak-history.jsonl --out bin/soak
 
 cluster-down:
 	$(COMPOSE) down -v --remove-orphans

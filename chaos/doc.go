@@ -8,6 +8,16 @@
 // a 409 never changes what is stored, and the whole history is
 // linearizable for a map of request_id → entry (checked with porcupine).
 //
+// Config.Faults chooses the fault classes. ClassMembership (local node
+// processes only) changes the members while the workload runs, through
+// the operator's paths — the admin API to remove a member, --join to add
+// one: a follower removed, wiped and joined again under a new id, the
+// leader removed, two nodes added and removed again, a node replaced by
+// a fresh one under its id and address. Every run records each node's
+// claim to lead, by term, and reports two claimants of one term; after
+// membership changes the check adds that every node lists the same
+// voters, exactly the ids the nodes run under.
+//
 // With Config.RollingRestart the random faults give way to rolling
 // restarts: each node in turn is stopped with SIGTERM and started again,
 // its /readyz awaited before the next, and the check adds that clients

@@ -31,6 +31,8 @@ type faultRunner struct {
 	n    int
 	hist *History
 	log  *slog.Logger
+	// mem carries out the membership faults; nil when the run has none.
+	mem *members
 
 	mu      sync.Mutex
 	records []FaultRecord
@@ -48,6 +50,10 @@ func (r *faultRunner) run(ctx context.Context, events []FaultEvent) {
 			return
 		}
 		r.mon.observe(ctx)
+		if isMembership(e.Kind) {
+			r.runMember(ctx, e)
+			continue
+		}
 		nodes := e.targets(r.n, r.mon.leaderIndex())
 		rec := FaultRecord{Kind: e.Kind, Nodes: nodes, StartNs: r.hist.Now()}
 		r.log.Info("fault", "kind", e.Kind, "nodes", nodes, "hold", e.Hold)

@@ -107,6 +107,16 @@ func (h *History) Ops() []Op {
 	return append([]Op(nil), h.ops...)
 }
 
+// OpsFrom returns a copy of the operations recorded after the first i.
+func (h *History) OpsFrom(i int) []Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if i >= len(h.ops) {
+		return nil
+	}
+	return append([]Op(nil), h.ops[max(i, 0):]...)
+}
+
 // WriteHistory writes ops as JSON lines to path.
 func WriteHistory(path string, ops []Op) error {
 	f, err := os.Create(path)

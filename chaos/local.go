@@ -48,10 +48,11 @@ func (l *Local) AdminToken() string { return l.c.AdminToken() }
 // Faults implements Target.
 func (l *Local) Faults() FaultDriver { return l }
 
-// Kinds implements FaultDriver: kill, pause and partition, and clock steps
-// when the nodes run with a test clock (localcluster.Options.TestClock).
+// Kinds implements FaultDriver: kill, pause, partition and membership, and
+// clock steps when the nodes run with a test clock
+// (localcluster.Options.TestClock).
 func (l *Local) Kinds() []string {
-	kinds := []string{ClassKill, ClassPause, ClassPartition}
+	kinds := []string{ClassKill, ClassPause, ClassPartition, ClassMembership}
 	if l.c.TestClock() {
 		kinds = append(kinds, ClassClock)
 	}
@@ -100,3 +101,38 @@ func (l *Local) Heal(context.Context) error {
 
 // Close stops the node processes.
 func (l *Local) Close() error { return l.c.Close() }
+
+var _ MemberDriver = (*Local)(nil)
+
+// Stop implements MemberDriver: SIGTERM and a wait for the exit, or
+// SIGKILL.
+func (l *Local) Stop(_ context.Context, i int, graceful bool) error {
+	if graceful {
+		return l.c.Stop(i, stopTimeout)
+	}
+	return l.c.Kill(i)
+}
+
+// Wipe implements MemberDriver: the data directory is emptied.
+func (l *Local) Wipe(_ context.Context, i int) error { return l.c.Wipe(i) }
+
+// StartAs implements MemberDriver: the node starts under id on its
+// addresses and joins through --join.
+func (l *Local) StartAs(_ context.Context, i int, id string) error { return l.c.StartAs(i, id) }
+
+// AddNode implements MemberDriver: one more node process, with its own
+// loopback address and fault proxy, joins through --join.
+func (l *Local) AddNode(context.Context) (int, string, string, error) {
+	i, err := l.c.AddNode()
+	if err != nil {
+		return -1, "", "", err
+	}
+	n := l.c.Nodes()[i]
+	return i, n.ID, n.URL, nil
+}
+
+// SetOut implements MemberDriver.
+func (l *Local) SetOut(i int) { l.c.SetOut(i) }
+
+// NodeID implements MemberDriver.
+func (l *Local) NodeID(i int) string { return l.c.Nodes()[i].ID }

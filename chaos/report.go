@@ -30,6 +30,13 @@ type Report struct {
 	// Faults are the faults injected, in order.
 	Faults        []FaultRecord `json:"faults"`
 	LeaderChanges int           `json:"leader_changes"`
+	// LeaderTerms counts the terms in which some node was seen claiming
+	// leadership (each node's /api/v1/cluster, polled every 250ms); two
+	// claimants in one term are a two_leaders violation.
+	LeaderTerms int `json:"leader_terms"`
+	// Members are the member ids the healed cluster must list, when the
+	// run changed members (checked on every node).
+	Members []string `json:"members,omitempty"`
 	// Latencies of calls that got an answer, in milliseconds.
 	PostP50Ms float64 `json:"post_latency_p50_ms"`
 	PostP99Ms float64 `json:"post_latency_p99_ms"`
@@ -133,7 +140,19 @@ func (r *Report) Print(w io.Writer) {
 		kinds[f.Kind]++
 	}
 	fmt.Fprintf(tw, "faults\t%d%s\n", len(r.Faults), formatCounts(kinds))
-	fmt.Fprintf(tw, "leader changes\t%d\n", r.LeaderChanges)
+	failed := 0
+	for _, f := range r.Faults {
+		if f.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(tw, "faults with errors\t%d (see the JSON report)\n", failed)
+	}
+	fmt.Fprintf(tw, "leader changes\t%d (%d terms with a leader seen)\n", r.LeaderChanges, r.LeaderTerms)
+	if r.Members != nil {
+		fmt.Fprintf(tw, "members after healing\t%s\n", strings.Join(r.Members, " "))
+	}
 	fmt.Fprintf(tw, "linearizable\t%s\n", r.Linearizable)
 	byKind := map[string]int{}
 	for _, v := range r.Violations {

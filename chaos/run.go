@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,22 @@ type Config struct {
 	// answers, 503s and timeouts. The target's driver must be a
 	// GracefulRestarter.
 	RollingRestart bool
+	// Faults are the fault classes of the schedule (ClassKill,
+	// ClassPause, ClassPartition, ClassMembership, and any other the
+	// driver names); nil takes every class the driver supports but
+	// ClassMembership, which changes the cluster's members and is asked
+	// for by name. A class the driver does not support is an error.
+	Faults []string
+	// MinOps and MinFaults extend a run past Duration: the workload goes
+	// on until it has made MinOps calls and MinFaults faults have been
+	// injected, but never past MaxDuration (which must then exceed
+	// Duration; the fault schedule covers it). For soak runs.
+	MinOps      int
+	MinFaults   int
+	MaxDuration time.Duration
+	// FaultEvery is the cycle of the schedule: one fault per cycle (0:
+	// an eighth of Duration, between 1s and 10s; see ScheduleEvery).
+	FaultEvery time.Duration
 	// RaiseLimits sets generous per-source and site-wide limits through
 	// the admin API for the run, and restores the previous ones after,
 	// so that 429 answers stay rare.
@@ -138,6 +155,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	defer mcps.close()
 	w := &workload{cfg: cfg, urls: urls, hc: hc, mcp: mcps, hist: hist}
 	mon := newMonitor(hc, urls)
+	mon.token, mon.now = target.AdminToken(), hist.Now
 	mon.observe(ctx)
 
 	var faults *faultRunner
@@ -162,7 +180,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	if restarter != nil {
 		runCtx, stopRun = context.WithCancel(ctx)
 	} else {
-		runCtx, stopRun = context.WithTimeout(ctx, cfg.Duration)
+		runCtx, stopRun = context.WithTimeout(ctx, cfg.planned())
 	}
 	defer stopRun()
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -183,14 +201,32 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 			stopRun()
 		}()
 	case driver != nil:
-		events := Schedule(cfg.Seed, cfg.Duration, driver.Kinds(), len(urls))
-		log.Info("fault schedule", "faults", len(events), "seed", cfg.Seed)
+		classes, err := faultClasses(cfg.Faults, driver.Kinds())
+		if err != nil {
+			return nil, fmt.Errorf("chaos: %s: %w", target.Name(), err)
+		}
+		events := ScheduleEvery(cfg.Seed, cfg.planned(), cfg.FaultEvery, classes, len(urls))
+		log.Info("fault schedule", "faults", len(events), "classes", classes, "seed", cfg.Seed)
 		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
+		if slices.Contains(classes, ClassMembership) {
+			md, ok := driver.(MemberDriver)
+			if !ok {
+				return nil, fmt.Errorf("chaos: %s cannot change members (the membership faults need --local)", target.Name())
+			}
+			if faults.mem, err = newMembers(md, hc, urls, target.AdminToken()); err != nil {
+				return nil, err
+			}
+			mon.watchExtra(faults.mem.extraURLs)
+		}
 		faulting.Add(1)
 		go func() { defer faulting.Done(); faults.run(runCtx, events) }()
 	}
 	watchers.Add(1)
 	go func() { defer watchers.Done(); progress(watchCtx, cfg, hist, faults, mon) }()
+	if restarter == nil && cfg.planned() > cfg.Duration {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); untilCounts(runCtx, cfg, hist, faults, stopRun) }()
+	}
 
 	log.Info("chaos run started", "target", target.Name(), "nodes", len(urls), "workers", cfg.Workers, "duration", cfg.Duration, "ops", cfg.MaxOps)
 	w.run(runCtx)
@@ -260,6 +296,18 @@ func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist
 	if cfg.RollingRestart {
 		vs = append(vs, checkRolling(ops, rep.Faults)...)
 	}
+	vs = append(vs, mon.terms.violations()...)
+	rep.LeaderTerms = mon.terms.terms()
+	if faults != nil && faults.mem != nil {
+		log.Info("checking that the members converged")
+		ids, err := memberIDs(ctx, hc, urls)
+		if err != nil {
+			vs = append(vs, violation(VMembership, "", -1, "%v", err))
+		} else {
+			vs = append(vs, checkMembers(ctx, hc, urls, target.AdminToken(), ids, cfg.SettleTimeout)...)
+			rep.Members = ids
+		}
+	}
 
 	log.Info("checking linearizability", "operations", len(ops))
 	pops := PorcupineOps(ops)
@@ -327,14 +375,18 @@ func writeEvidence(cfg Config, rep *Report, ops []Op, pops []porcupine.Operation
 func progress(ctx context.Context, cfg Config, hist *History, faults *faultRunner, mon *monitor) {
 	t := time.NewTicker(cfg.ProgressEvery)
 	defer t.Stop()
+	// The counts grow with the calls recorded since the last line, so a
+	// soak of millions of calls does not copy its history every line.
+	counts := map[string]int{}
+	seen := 0
 	for range maxPolls {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		counts := map[string]int{}
-		for _, op := range hist.Ops() {
+		for _, op := range hist.OpsFrom(seen) {
+			seen++
 			if op.Kind == OpPost {
 				counts[op.Outcome]++
 			}
@@ -347,6 +399,31 @@ func progress(ctx context.Context, cfg Config, hist *History, faults *faultRunne
 		}
 		cfg.Logger.Info("progress", "elapsed", time.Duration(hist.Now()).Round(time.Second), "ops", hist.Len(),
 			"posts", strings.Join(parts, " "), "faults", len(faults.done()), "leader_changes", mon.leaderChanges())
+	}
+}
+
+// planned is how long the workload may run: Duration, or MaxDuration
+// when MinOps or MinFaults may extend the run.
+func (c Config) planned() time.Duration {
+	if (c.MinOps > 0 || c.MinFaults > 0) && c.MaxDuration > c.Duration {
+		return c.MaxDuration
+	}
+	return c.Duration
+}
+
+// untilCounts ends the workload (stop) once Duration has passed and the
+// run has made MinOps calls and injected MinFaults faults; ctx, bounded
+// by MaxDuration, ends it otherwise.
+func untilCounts(ctx context.Context, cfg Config, hist *History, faults *faultRunner, stop context.CancelFunc) {
+	for range maxPolls * 10 {
+		if time.Duration(hist.Now()) >= cfg.Duration && hist.Len() >= cfg.MinOps && len(faults.done()) >= cfg.MinFaults {
+			cfg.Logger.Info("run long enough", "elapsed", time.Duration(hist.Now()).Round(time.Second), "ops", hist.Len(), "faults", len(faults.done()))
+			stop()
+			return
+		}
+		if !sleep(ctx, time.Second) {
+			return
+		}
 	}
 }
 

@@ -51,6 +51,9 @@ func kindsFor(classes []string, n int) []string {
 			kinds = append(kinds, IsolateMinority)
 		}
 	}
+	if slices.Contains(classes, ClassMembership) {
+		kinds = append(kinds, membershipKinds(n)...)
+	}
 	return append(kinds, clockKinds(classes, n)...)
 }
 
@@ -60,12 +63,21 @@ func kindsFor(classes []string, n int) []string {
 // 1s and 10s. The same seed, duration, classes and size give the same
 // schedule.
 func Schedule(seed int64, duration time.Duration, classes []string, n int) []FaultEvent {
+	return ScheduleEvery(seed, duration, 0, classes, n)
+}
+
+// ScheduleEvery is Schedule with the cycle given (at least 1s; 0 takes
+// Schedule's), for long runs that want more faults than one per 10s.
+func ScheduleEvery(seed int64, duration, cycle time.Duration, classes []string, n int) []FaultEvent {
 	kinds := kindsFor(classes, n)
 	if len(kinds) == 0 {
 		return nil
 	}
 	rng := rand.New(rand.NewSource(seed))
-	cycle := min(max(duration/8, time.Second), 10*time.Second)
+	if cycle <= 0 {
+		cycle = min(max(duration/8, time.Second), 10*time.Second)
+	}
+	cycle = max(cycle, time.Second)
 	var events []FaultEvent
 	for at := cycle / 2; at+cycle <= duration && len(events) < maxScheduleFaults; at += cycle {
 		hold := cycle * time.Duration(30+rng.Intn(31)) / 100

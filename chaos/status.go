@@ -13,6 +13,11 @@ import (
 // timeout; a node that does not answer (killed, paused, cut off) has a
 // nil entry.
 func statusAll(ctx context.Context, hc *http.Client, urls []string, timeout time.Duration) []*restarea.ClusterStatus {
+	return statusAllWith(ctx, hc, urls, "", timeout)
+}
+
+// statusAllWith is statusAll with a bearer token ("" for none).
+func statusAllWith(ctx context.Context, hc *http.Client, urls []string, token string, timeout time.Duration) []*restarea.ClusterStatus {
 	out := make([]*restarea.ClusterStatus, len(urls))
 	var wg sync.WaitGroup
 	for i, u := range urls {
@@ -22,7 +27,7 @@ func statusAll(ctx context.Context, hc *http.Client, urls []string, timeout time
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			var st restarea.ClusterStatus
-			if err := getData(cctx, hc, u+"/api/v1/cluster", "", &st); err == nil {
+			if err := getData(cctx, hc, u+"/api/v1/cluster", token, &st); err == nil {
 				out[i] = &st
 			}
 		}()
@@ -49,26 +54,48 @@ func leaderOf(sts []*restarea.ClusterStatus) leaderView {
 	return v
 }
 
-// monitor watches the cluster during a run: it counts leader changes and
-// remembers which node index has which node id, so that faults can be
-// aimed at the leader or at a follower.
+// monitor watches the cluster during a run: it counts leader changes,
+// records every node's leadership claims by term (with extra nodes a
+// membership fault started, when extra is set) and remembers which node
+// index has which node id, so that faults can be aimed at the leader or
+// at a follower.
 type monitor struct {
-	hc   *http.Client
-	urls []string
+	hc    *http.Client
+	urls  []string
+	token string
+	terms *termLog
+	// now is the history's clock (optional, set before the monitor runs).
+	now func() int64
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// extra returns the URLs of the nodes a membership fault added
+	// (optional; see watchExtra).
+	extra   func() []string
 	ids     []string // node id by index, once seen
 	leader  leaderView
 	changes int
 }
 
 func newMonitor(hc *http.Client, urls []string) *monitor {
-	return &monitor{hc: hc, urls: urls, ids: make([]string, len(urls))}
+	return &monitor{hc: hc, urls: urls, ids: make([]string, len(urls)), terms: newTermLog()}
 }
 
 // observe polls every node once and updates the view.
 func (m *monitor) observe(ctx context.Context) {
-	sts := statusAll(ctx, m.hc, m.urls, 700*time.Millisecond)
+	sts := statusAllWith(ctx, m.hc, m.urls, m.token, 700*time.Millisecond)
+	var now int64
+	if m.now != nil {
+		now = m.now()
+	}
+	m.terms.record(sts, now)
+	m.mu.Lock()
+	extraFn := m.extra
+	m.mu.Unlock()
+	if extraFn != nil {
+		if extra := extraFn(); len(extra) > 0 {
+			m.terms.record(statusAllWith(ctx, m.hc, extra, m.token, 700*time.Millisecond), now)
+		}
+	}
 	v := leaderOf(sts)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -84,6 +111,14 @@ func (m *monitor) observe(ctx context.Context) {
 		m.changes++
 	}
 	m.leader = v
+}
+
+// watchExtra makes the monitor also poll the URLs extra returns, for
+// leadership claims.
+func (m *monitor) watchExtra(extra func() []string) {
+	m.mu.Lock()
+	m.extra = extra
+	m.mu.Unlock()
 }
 
 // run polls every interval until ctx ends.

@@ -64,6 +64,12 @@ type Node struct {
 	// exitErr is how the process ended; read only after exited closed.
 	exitErr error
 	paused  bool
+	// joinOnly leaves --bootstrap-expect out: the node joins a formed
+	// cluster (a node added later, or one whose data was wiped).
+	joinOnly bool
+	// out marks a node removed from the cluster and stopped (an extra
+	// node after a shrink): WaitReady neither waits for it nor counts it.
+	out bool
 }
 
 // Pid returns the node's process id, or 0 when it is not running.
@@ -79,6 +85,7 @@ type Cluster struct {
 	opts    Options
 	nodes   []*Node
 	proxies []*proxy
+	from    *sources
 	tempDir bool
 	mu      sync.Mutex
 	client  *http.Client
@@ -150,39 +157,60 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 // prepare picks addresses: node i speaks raft from 127.0.0.(10+i), behind
 // a proxy on 127.0.0.1 that peers dial.
 func (c *Cluster) prepare() error {
-	from := map[string]int{}
+	c.from = &sources{m: map[string]int{}}
 	for i := 0; i < c.opts.Nodes; i++ {
-		ip := fmt.Sprintf("127.0.0.%d", 10+i)
-		from[ip] = i
-		bind, err := freePort(ip)
-		if err != nil {
-			return fmt.Errorf("localcluster: loopback address %s: %w", ip, err)
-		}
-		httpAddr, err := freePort("127.0.0.1")
+		n, err := c.newNode(i)
 		if err != nil {
 			return err
 		}
-		dir := filepath.Join(c.opts.Dir, fmt.Sprintf("node%d", i+1))
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return err
-		}
-		c.nodes = append(c.nodes, &Node{
-			Index: i, ID: fmt.Sprintf("node%d", i+1), URL: "http://" + httpAddr, DataDir: dir,
-			LogFile: filepath.Join(c.opts.Dir, fmt.Sprintf("node%d.log", i+1)), bindRaft: bind, httpAddr: httpAddr,
-		})
+		c.nodes = append(c.nodes, n)
 	}
-	for i, n := range c.nodes {
-		if c.opts.Direct {
-			c.nodes[i].RaftAddr = n.bindRaft
-			continue
-		}
-		p, err := newProxy("127.0.0.1:0", n.bindRaft, from)
-		if err != nil {
+	for _, n := range c.nodes {
+		if err := c.addProxy(n); err != nil {
 			return err
 		}
-		c.proxies = append(c.proxies, p)
-		c.nodes[i].RaftAddr = p.addr()
 	}
+	return nil
+}
+
+// newNode picks the addresses and directories of node i.
+func (c *Cluster) newNode(i int) (*Node, error) {
+	if i > 200 {
+		return nil, fmt.Errorf("localcluster: at most 200 nodes")
+	}
+	ip := fmt.Sprintf("127.0.0.%d", 10+i)
+	c.from.set(ip, i)
+	bind, err := freePort(ip)
+	if err != nil {
+		return nil, fmt.Errorf("localcluster: loopback address %s: %w", ip, err)
+	}
+	httpAddr, err := freePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(c.opts.Dir, fmt.Sprintf("node%d", i+1))
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	return &Node{
+		Index: i, ID: fmt.Sprintf("node%d", i+1), URL: "http://" + httpAddr, DataDir: dir,
+		LogFile: filepath.Join(c.opts.Dir, fmt.Sprintf("node%d.log", i+1)), bindRaft: bind, httpAddr: httpAddr,
+	}, nil
+}
+
+// addProxy puts the fault proxy in front of n's raft port (or, Direct,
+// lets peers dial it).
+func (c *Cluster) addProxy(n *Node) error {
+	if c.opts.Direct {
+		n.RaftAddr = n.bindRaft
+		return nil
+	}
+	p, err := newProxy("127.0.0.1:0", n.bindRaft, c.from)
+	if err != nil {
+		return err
+	}
+	c.proxies = append(c.proxies, p)
+	n.RaftAddr = p.addr()
 	return nil
 }
 
@@ -197,8 +225,11 @@ func (c *Cluster) args(n *Node) []string {
 		"--raft-addr", n.bindRaft, "--raft-advertise", n.RaftAddr,
 		"--admin-token", c.opts.AdminToken,
 	}
-	if len(c.nodes) > 1 {
-		args = append(args, "--join", strings.Join(urls, ","), "--bootstrap-expect", fmt.Sprint(len(c.nodes)),
+	switch {
+	case n.joinOnly:
+		args = append(args, "--join", strings.Join(urls, ","), "--cluster-secret", c.opts.Secret)
+	case c.opts.Nodes > 1:
+		args = append(args, "--join", strings.Join(urls[:c.opts.Nodes], ","), "--bootstrap-expect", fmt.Sprint(c.opts.Nodes),
 			"--cluster-secret", c.opts.Secret)
 	}
 	if c.opts.TestClock {
@@ -423,7 +454,7 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 		ready := 0
 		want := 0
 		for i := range c.nodes {
-			if !c.Running(i) || c.nodes[i].paused {
+			if !c.Running(i) || c.nodes[i].paused || c.nodes[i].out {
 				continue
 			}
 			want++
@@ -457,7 +488,20 @@ func (c *Cluster) ready(ctx context.Context, i int) bool {
 		return false
 	}
 	st, err := c.Status(ctx, i)
-	return err == nil && len(st.Members) == len(c.nodes)
+	return err == nil && len(st.Members) == c.members()
+}
+
+// members counts the nodes that are not out.
+func (c *Cluster) members() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := 0
+	for _, n := range c.nodes {
+		if !n.out {
+			k++
+		}
+	}
+	return k
 }
 
 // Close stops every node (SIGTERM, then SIGKILL after 10s), closes the

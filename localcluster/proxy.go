@@ -14,7 +14,7 @@ type proxy struct {
 	ln     net.Listener
 	target string
 	// from maps a source IP to a node index.
-	from    map[string]int
+	from    *sources
 	mu      sync.Mutex
 	blocked func(from int) bool
 	conns   map[net.Conn]int // accepted connection → source node
@@ -22,7 +22,27 @@ type proxy struct {
 	wg      sync.WaitGroup
 }
 
-func newProxy(listen, target string, from map[string]int) (*proxy, error) {
+// sources maps a source IP to a node index; nodes added to a running
+// cluster add their IP, which every proxy then knows.
+type sources struct {
+	mu sync.RWMutex
+	m  map[string]int
+}
+
+func (s *sources) set(ip string, i int) {
+	s.mu.Lock()
+	s.m[ip] = i
+	s.mu.Unlock()
+}
+
+func (s *sources) get(ip string) (int, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, ok := s.m[ip]
+	return i, ok
+}
+
+func newProxy(listen, target string, from *sources) (*proxy, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, err
@@ -40,7 +60,7 @@ func (p *proxy) source(c net.Conn) int {
 	if err != nil {
 		return -1
 	}
-	if i, ok := p.from[host]; ok {
+	if i, ok := p.from.get(host); ok {
 		return i
 	}
 	return -1

@@ -27,11 +27,16 @@ func runChaos(args []string) int {
 	nodes := fs.String("nodes", "", "comma-separated URLs of a running cluster to test (no faults unless --fault-driver)")
 	faultDriver := fs.String("fault-driver", "", "with --nodes: \"compose\" to fault the nodes with docker (services node1..nodeN of --compose-project)")
 	duration := fs.Duration("duration", d.Duration, "how long the workload runs")
+	minOps := fs.Int("min-ops", 0, "run past --duration until this many calls were made (bounded by --max-duration)")
+	minFaults := fs.Int("min-faults", 0, "run past --duration until this many faults were injected (bounded by --max-duration)")
+	maxDuration := fs.Duration("max-duration", 0, "with --min-ops or --min-faults: the hard cap of the workload's time (default: twice --duration)")
 	ops := fs.Int("ops", 0, "stop after this many calls (0: only --duration bounds the run)")
 	seed := fs.Int64("seed", d.Seed, "seed of the fault schedule and the workers' choices")
 	workers := fs.Int("workers", d.Workers, "concurrent workers")
 	fanout := fs.Int("fanout", d.Fanout, "at most this many nodes get each new post at once")
 	noFaults := fs.Bool("no-faults", false, "inject no faults")
+	faultList := fs.String("faults", "", "comma-separated fault classes: kill, pause, partition, membership (--local only: remove a follower and rejoin it wiped under a new id, remove the leader, grow by two nodes and shrink back, replace a node by a fresh one under its id), or all (default: every class the target supports but membership)")
+	faultEvery := fs.Duration("fault-interval", 0, "one fault per interval (default: an eighth of --duration, between 1s and 10s)")
 	rolling := fs.Bool("rolling-restart", false, "instead of random faults, restart every node gracefully in turn (SIGTERM, wait for /readyz), in rounds for --duration")
 	raise := fs.Bool("raise-limits", true, "raise the per-source and site-wide limits for the run through the admin API, restore them after (default false with --nodes)")
 	adminToken := fs.String("admin-token", "", "admin bearer token of the cluster (--compose default: docker-compose.yml's)")
@@ -65,10 +70,26 @@ func runChaos(args []string) int {
 		return usage("--ops must be >= 0, --workers and --fanout >= 1")
 	case *faultDriver != "" && (*nodes == "" || *faultDriver != "compose"):
 		return usage("--fault-driver compose goes with --nodes")
+	case *minOps < 0 || *minFaults < 0 || *maxDuration < 0:
+		return usage("--min-ops, --min-faults and --max-duration must not be negative")
+	case *maxDuration > 0 && *maxDuration < *duration:
+		return usage("--max-duration must be at least --duration")
+	case *faultEvery < 0:
+		return usage("--fault-interval must not be negative")
 	case *rolling && *noFaults:
 		return usage("--rolling-restart and --no-faults exclude each other")
 	case *rolling && *nodes != "" && *faultDriver == "":
 		return usage("--rolling-restart with --nodes needs --fault-driver compose")
+	}
+	classes, err := chaos.ParseFaultClasses(*faultList)
+	if err != nil {
+		return usage("--faults: %v", err)
+	}
+	if classes != nil && (*noFaults || *rolling) {
+		return usage("--faults excludes --no-faults and --rolling-restart")
+	}
+	if classes != nil && *nodes != "" && *faultDriver == "" {
+		return usage("--faults with --nodes needs --fault-driver compose")
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -94,6 +115,11 @@ func runChaos(args []string) int {
 	cfg.Workers, cfg.Fanout, cfg.Duration, cfg.MaxOps, cfg.Seed = *workers, *fanout, *duration, *ops, *seed
 	cfg.NoFaults, cfg.RollingRestart, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *rolling, *raise, *settleTimeout
 	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
+	cfg.Faults, cfg.FaultEvery = classes, *faultEvery
+	cfg.MinOps, cfg.MinFaults, cfg.MaxDuration = *minOps, *minFaults, *maxDuration
+	if (*minOps > 0 || *minFaults > 0) && *maxDuration == 0 {
+		cfg.MaxDuration = 2 * *duration
+	}
 	rep, err := chaos.Run(ctx, target, cfg)
 	if err != nil {
 		logger.Error("chaos run failed", "err", err)
