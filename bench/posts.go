@@ -11,6 +11,9 @@ type PostFigure struct {
 	Channel string `json:"channel"`
 	Clients int    `json:"clients"`
 	Stats
+	// CPUMsPerPost is the CPU time all node processes spent during the
+	// phase per acknowledged post, from /proc (0 where not measured).
+	CPUMsPerPost float64 `json:"cpu_ms_per_post,omitempty"`
 }
 
 // newPosts posts new 512-byte questions from clients spread round-robin
