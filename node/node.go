@@ -65,6 +65,8 @@ type Node struct {
 	// readIndex asks the leader for a commit index it has confirmed, for
 	// strong reads on a follower.
 	readIndex func(ctx context.Context) (uint64, error)
+	// ack is read-your-writes for the writes this node answered.
+	ack ackBarrier
 
 	httpLn  net.Listener
 	httpSrv *http.Server
@@ -199,7 +201,7 @@ func (n *Node) open() error {
 	if cached, err := raft.NewLogCache(1024, n.logs); err == nil {
 		logs = cached
 	}
-	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search}, logs, n.logs, countSnapshots(snaps, n.met.snapshots), n.tr)
+	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search, n.ack.notifyApplied}, logs, n.logs, countSnapshots(snaps, n.met.snapshots), n.tr)
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
