@@ -55,13 +55,13 @@ type Config struct {
 	Pace time.Duration
 }
 
-// DefaultPace spaces index batches by 100 ms. A bleve batch costs a new
+// DefaultPace spaces index batches by 200 ms. A bleve batch costs a new
 // segment, its files, a sync and later merges whatever it holds: one per
 // applied raft batch (one post, at low load) spent more CPU than the
-// whole write path. Gathering 100 ms of posts into one batch costs a
+// whole write path. Gathering 200 ms of posts into one batch costs a
 // search at most that much more lag, within the second a query waits for
 // its own post (freshWait).
-const DefaultPace = 100 * time.Millisecond
+const DefaultPace = 200 * time.Millisecond
 
 // Internal keys stored in the index itself, so that they are exactly as
 // durable as the documents they describe.
@@ -87,6 +87,7 @@ type Index struct {
 	idx bleve.Index
 
 	watermark  atomic.Uint64
+	unwritten  atomic.Bool // a batch since the last flush (Close waits for it to be written)
 	rebuilding atomic.Bool  // the index was reset and has not caught up yet
 	reset      atomic.Bool  // a reset was asked for (snapshot restore)
 	since      atomic.Int64 // unix nanos of the oldest notification not yet indexed
@@ -200,7 +201,7 @@ func storeConfig() map[string]interface{} {
 // persistNap is how long scorch's persister waits between writes; Close
 // waits for the last write, at most flushWait.
 const (
-	persistNap = 500 * time.Millisecond
+	persistNap = time.Second
 	flushWait  = 5 * time.Second
 )
 
@@ -294,6 +295,9 @@ func (x *Index) Close() error {
 // storeConfig), so that a reopened index resumes where this one stopped.
 // A failure only costs the next Open some re-indexing.
 func (x *Index) flush() {
+	if !x.unwritten.Swap(false) {
+		return
+	}
 	done := make(chan error, 1)
 	b := x.idx.NewBatch()
 	b.SetInternal(kWatermark, u64(x.watermark.Load()))
@@ -407,6 +411,7 @@ func (x *Index) step() (bool, error) {
 			return false, err
 		}
 		x.met.indexed.Add(float64(len(entries)))
+		x.unwritten.Store(true)
 		x.advance(mark)
 	}
 	if !caughtUp {
