@@ -29,9 +29,12 @@ type Options struct {
 
 // sizes are the bounds of one run.
 type sizes struct {
-	phase, fsync             time.Duration
-	maxOps                   int
-	clients, mcpClients      []int
+	phase, fsync        time.Duration
+	maxOps              int
+	clients, mcpClients []int
+	// rounds is how many alternating rounds share one phase's time
+	// (mixedRounds).
+	rounds                   int
 	replayIDs, threadReplies int
 	small, big, bigThread    int
 	bodyBytes                int
@@ -41,11 +44,11 @@ type sizes struct {
 func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{phase: 700 * time.Millisecond, fsync: 500 * time.Millisecond, maxOps: 20_000,
-			clients: []int{1, 8, 16, 64}, mcpClients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 200,
+			clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 2, replayIDs: 1000, threadReplies: 200,
 			small: 1_000, big: 10_000, bigThread: 1_000, bodyBytes: 512, growthRounds: 1}
 	}
 	return sizes{phase: 5 * time.Second, fsync: 2 * time.Second, maxOps: 1_000_000,
-		clients: []int{1, 8, 16, 64}, mcpClients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 1000,
+		clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 4, replayIDs: 1000, threadReplies: 1000,
 		small: 10_000, big: 1_000_000, bigThread: 100_000, bodyBytes: 512, growthRounds: 3}
 }
 
@@ -108,6 +111,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.3f ms CPU per post (nodes)", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors, cpu)
 		rep.Posts = append(rep.Posts, PostFigure{Channel: "http", Clients: c, Stats: st, CPUMsPerPost: cpu})
 	}
+	p16, p64, rf, err := mixedRounds(ctx, cl, t, sz, logf)
+	if err != nil {
+		return nil, err
+	}
+	rep.Posts = append(rep.Posts, p16, p64)
+	rep.Replay = &rf
 	if len(t.URLs) > 1 {
 		li, err := t.Leader(ctx, cl)
 		if err != nil {
@@ -125,14 +134,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors)
 		rep.Posts = append(rep.Posts, PostFigure{Channel: "mcp", Clients: c, Stats: st})
 	}
-
-	logf("replay storm: %d request_ids, 64 clients for %s", sz.replayIDs, sz.phase)
-	rf, err := replayStorm(ctx, cl, t, sz.replayIDs, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
-	if err != nil {
-		return nil, err
-	}
-	rep.Replay = &rf
-	logf("  %.0f replays/s, p99 %.1f ms; stored %d → %d (exact: %v)", rf.PerSecond, rf.P99Ms, rf.StoredBefore, rf.StoredAfter, rf.Exact)
 
 	logf("reads: a thread of %d replies, read on a follower", sz.threadReplies)
 	thread, _, err := postThread(ctx, cl, t.URLs, sz.threadReplies, sz.bodyBytes, Load{Clients: 64, Duration: time.Minute})

@@ -90,7 +90,7 @@ func (r *Report) checkTargets() []Check {
 		add("replays per second / new posts at 64 clients", v, "≥ 1.5", v >= 1.5)
 	}
 	if r.Replay != nil {
-		v := float64(r.Replay.StoredAfter - r.Replay.StoredBefore)
+		v := float64(r.Replay.StoredAfter - r.Replay.StoredBefore - r.Replay.NewPosts)
 		add("entries stored by the replay storm", v, fmt.Sprintf("= %d, no mismatch", r.Replay.RequestIDs), r.Replay.Exact)
 	}
 	if m64 != nil && p64 != nil {
@@ -157,8 +157,8 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	tw.Flush()
 	if r.Replay != nil {
-		fmt.Fprintf(w, "\nreplay storm: entries stored %d before the %d originals, %d after the storm; mismatched answers %d → exact: %v\n",
-			r.Replay.StoredBefore, r.Replay.RequestIDs, r.Replay.StoredAfter, r.Replay.Mismatches, r.Replay.Exact)
+		fmt.Fprintf(w, "\nreplay storm: entries stored %d before the %d originals, %d after the storm and %d new posts alongside (%d failed); mismatched answers %d → exact: %v\n",
+			r.Replay.StoredBefore, r.Replay.RequestIDs, r.Replay.StoredAfter, r.Replay.NewPosts, r.Replay.NewPostErrors, r.Replay.Mismatches, r.Replay.Exact)
 	}
 	for _, nm := range r.ClusterMemory {
 		fmt.Fprintf(w, "cluster node %d: RSS %.0f MiB (anon %.0f, file %.0f)\n", nm.Node, mib(nm.RSSBytes), mib(nm.AnonBytes), mib(nm.FileBytes))
