@@ -55,13 +55,12 @@ type Config struct {
 	Pace time.Duration
 }
 
-// DefaultPace spaces index batches by 200 ms. A bleve batch costs a new
+// DefaultPace spaces index batches by a second. A bleve batch costs a new
 // segment, its files, a sync and later merges whatever it holds: one per
 // applied raft batch (one post, at low load) spent more CPU than the
-// whole write path. Gathering 200 ms of posts into one batch costs a
-// search at most that much more lag, within the second a query waits for
-// its own post (freshWait).
-const DefaultPace = 200 * time.Millisecond
+// whole write path. A query that finds the index behind the state it saw
+// cuts the pause short (hurry), so searching never waits for the pace.
+const DefaultPace = time.Second
 
 // Internal keys stored in the index itself, so that they are exactly as
 // durable as the documents they describe.
@@ -87,7 +86,7 @@ type Index struct {
 	idx bleve.Index
 
 	watermark  atomic.Uint64
-	unwritten  atomic.Bool // a batch since the last flush (Close waits for it to be written)
+	unwritten  atomic.Bool  // a batch since the last flush (Close waits for it to be written)
 	rebuilding atomic.Bool  // the index was reset and has not caught up yet
 	reset      atomic.Bool  // a reset was asked for (snapshot restore)
 	since      atomic.Int64 // unix nanos of the oldest notification not yet indexed
@@ -100,9 +99,10 @@ type Index struct {
 	progressMu sync.Mutex
 	progress   chan struct{} // closed (and replaced) whenever the watermark moves
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	wake  chan struct{}
+	hurry chan struct{} // a query waits for the index: end the pace now
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // maxPending bounds the applied logs waiting for the indexer; past it they
@@ -129,7 +129,7 @@ func Open(cfg Config) (*Index, error) {
 	}
 	x := &Index{
 		cfg: cfg, log: cfg.Logger.With("component", "search"), path: filepath.Join(cfg.Dir, "index"),
-		progress: make(chan struct{}), wake: make(chan struct{}, 1),
+		progress: make(chan struct{}), wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := x.openIndex(); err != nil {
@@ -326,7 +326,8 @@ func (x *Index) Rebuilding() bool { return x.rebuilding.Load() || x.reset.Load()
 
 // run follows the state until Close. Once caught up, it waits for a
 // wake-up and then until cfg.Pace has passed since its last round, so
-// that the posts of that time are indexed in one batch.
+// that the posts of that time are indexed in one batch — or until a query
+// is waiting for them (hurry).
 func (x *Index) run() {
 	defer close(x.done)
 	backoff := 100 * time.Millisecond
@@ -359,10 +360,14 @@ func (x *Index) run() {
 		case <-x.wake:
 		}
 		if wait := x.cfg.Pace - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
 			select {
 			case <-x.stop:
+				t.Stop()
 				return
-			case <-time.After(wait):
+			case <-t.C:
+			case <-x.hurry:
+				t.Stop()
 			}
 		}
 	}
