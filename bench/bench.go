@@ -29,9 +29,12 @@ type Options struct {
 
 // sizes are the bounds of one run.
 type sizes struct {
-	phase, fsync             time.Duration
-	maxOps                   int
-	clients                  []int
+	phase, fsync        time.Duration
+	maxOps              int
+	clients, mcpClients []int
+	// rounds is how many alternating rounds share one phase's time
+	// (mixedRounds).
+	rounds                   int
 	replayIDs, threadReplies int
 	small, big, bigThread    int
 	bodyBytes                int
@@ -41,11 +44,11 @@ type sizes struct {
 func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{phase: 700 * time.Millisecond, fsync: 500 * time.Millisecond, maxOps: 20_000,
-			clients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 200,
+			clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 2, replayIDs: 1000, threadReplies: 200,
 			small: 1_000, big: 10_000, bigThread: 1_000, bodyBytes: 512, growthRounds: 1}
 	}
 	return sizes{phase: 5 * time.Second, fsync: 2 * time.Second, maxOps: 1_000_000,
-		clients: []int{1, 8, 64}, replayIDs: 1000, threadReplies: 1000,
+		clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 4, replayIDs: 1000, threadReplies: 1000,
 		small: 10_000, big: 1_000_000, bigThread: 100_000, bodyBytes: 512, growthRounds: 3}
 }
 
@@ -100,22 +103,37 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 
-	for _, ch := range []string{"http", "mcp"} {
-		for _, c := range sz.clients {
-			logf("new posts over %s: %d clients for %s", ch, c, sz.phase)
-			st := newPosts(ctx, cl, t.URLs, ch, Load{Clients: c, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
-			logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors)
-			rep.Posts = append(rep.Posts, PostFigure{Channel: ch, Clients: c, Stats: st})
-		}
+	for _, c := range sz.clients {
+		logf("new posts over http: %d clients for %s", c, sz.phase)
+		st, cpu := withCPU(t.Pids, func() Stats {
+			return newPosts(ctx, cl, t.URLs, "http", Load{Clients: c, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
+		})
+		logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.3f ms CPU per post (nodes)", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors, cpu)
+		rep.Posts = append(rep.Posts, PostFigure{Channel: "http", Clients: c, Stats: st, CPUMsPerPost: cpu})
 	}
-
-	logf("replay storm: %d request_ids, 64 clients for %s", sz.replayIDs, sz.phase)
-	rf, err := replayStorm(ctx, cl, t, sz.replayIDs, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
+	p16, p64, rf, err := mixedRounds(ctx, cl, t, sz, logf)
 	if err != nil {
 		return nil, err
 	}
+	rep.Posts = append(rep.Posts, p16, p64)
 	rep.Replay = &rf
-	logf("  %.0f replays/s, p99 %.1f ms; stored %d → %d (exact: %v)", rf.PerSecond, rf.P99Ms, rf.StoredBefore, rf.StoredAfter, rf.Exact)
+	if len(t.URLs) > 1 {
+		li, err := t.Leader(ctx, cl)
+		if err != nil {
+			return nil, err
+		}
+		fi := (li + 1) % len(t.URLs)
+		logf("one client, posting to the leader and to a follower in turn, for %s", 2*sz.phase)
+		pf := pinnedPosts(ctx, cl, t.URLs[li], t.URLs[fi], Load{Clients: 1, Duration: 2 * sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
+		logf("  leader p50 %.2f ms, follower p50 %.2f ms", pf.Leader.P50Ms, pf.Follower.P50Ms)
+		rep.Pinned = &pf
+	}
+	for _, c := range sz.mcpClients {
+		logf("new posts over mcp: %d clients for %s", c, sz.phase)
+		st := newPosts(ctx, cl, t.URLs, "mcp", Load{Clients: c, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
+		logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors)
+		rep.Posts = append(rep.Posts, PostFigure{Channel: "mcp", Clients: c, Stats: st})
+	}
 
 	logf("reads: a thread of %d replies, read on a follower", sz.threadReplies)
 	thread, _, err := postThread(ctx, cl, t.URLs, sz.threadReplies, sz.bodyBytes, Load{Clients: 64, Duration: time.Minute})
@@ -147,6 +165,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	t.Close()
+
+	if o.Local > 1 {
+		sf, err := singleNode(ctx, cl, o.Binary, dir+"/single", Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
+		if err != nil {
+			return nil, err
+		}
+		rep.Single = sf
+	}
 
 	if o.Growth && o.Local > 0 {
 		seeds := []Seed{{Entries: sz.small, BodyBytes: sz.bodyBytes}, {Entries: sz.big, ThreadReplies: sz.bigThread, BodyBytes: sz.bodyBytes}}

@@ -43,8 +43,14 @@ func TestQuickRun(t *testing.T) {
 	if rep.FsyncPerSec <= 0 {
 		t.Errorf("fsync rate %v, want > 0", rep.FsyncPerSec)
 	}
-	if len(rep.Posts) != 6 {
-		t.Errorf("%d post figures, want 6 (REST and MCP at 1, 8, 64 clients)", len(rep.Posts))
+	if len(rep.Posts) != 7 {
+		t.Errorf("%d post figures, want 7 (REST at 1, 8, 16, 64 clients, MCP at 1, 8, 64)", len(rep.Posts))
+	}
+	if p := rep.Pinned; p == nil || p.Leader.Ops == 0 || p.Follower.Ops == 0 {
+		t.Errorf("one client on the leader and on a follower: %+v", p)
+	}
+	if s := rep.Single; s == nil || s.Ops == 0 {
+		t.Errorf("single node: %+v", s)
 	}
 	for _, p := range rep.Posts {
 		if p.Ops == 0 {
@@ -55,7 +61,7 @@ func TestQuickRun(t *testing.T) {
 	if r == nil {
 		t.Fatal("no replay storm figure")
 	}
-	if got := r.StoredAfter - r.StoredBefore; got != 1000 || r.Mismatches != 0 || !r.Exact {
+	if got := r.StoredAfter - r.StoredBefore - r.NewPosts; got != 1000 || r.Mismatches != 0 || !r.Exact {
 		t.Errorf("replay storm: %d entries stored for 1,000 request_ids, %d mismatched answers (sample: %s)", got, r.Mismatches, r.ErrorSample)
 	}
 	if r.Ops == 0 {

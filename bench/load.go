@@ -26,6 +26,30 @@ type Op func(ctx context.Context, c, i int) error
 // still in flight during the next (each op is bounded by ctx and by the
 // HTTP client's own timeout).
 func Drive(ctx context.Context, l Load, op Op) Stats {
+	return driveSample(ctx, l, op).stats()
+}
+
+// sample is what one phase measured, before it is summarised: samples of
+// alternating rounds are merged into one figure.
+type sample struct {
+	lat      []time.Duration
+	errors   int
+	firstErr error
+	elapsed  time.Duration
+}
+
+func (s sample) stats() Stats { return summarise(s.lat, s.errors, s.firstErr, s.elapsed) }
+
+func (s *sample) add(o sample) {
+	s.lat = append(s.lat, o.lat...)
+	s.errors += o.errors
+	if s.firstErr == nil {
+		s.firstErr = o.firstErr
+	}
+	s.elapsed += o.elapsed
+}
+
+func driveSample(ctx context.Context, l Load, op Op) sample {
 	if l.Clients < 1 {
 		l.Clients = 1
 	}
@@ -73,5 +97,5 @@ func Drive(ctx context.Context, l Load, op Op) Stats {
 		}(c)
 	}
 	wg.Wait()
-	return summarise(all, errors, firstErr, time.Since(start))
+	return sample{lat: all, errors: errors, firstErr: firstErr, elapsed: time.Since(start)}
 }

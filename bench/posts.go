@@ -11,6 +11,9 @@ type PostFigure struct {
 	Channel string `json:"channel"`
 	Clients int    `json:"clients"`
 	Stats
+	// CPUMsPerPost is the CPU time all node processes spent during the
+	// phase per acknowledged post, from /proc (0 where not measured).
+	CPUMsPerPost float64 `json:"cpu_ms_per_post,omitempty"`
 }
 
 // newPosts posts new 512-byte questions from clients spread round-robin
@@ -20,12 +23,16 @@ type PostFigure struct {
 // decide the figure (a post to a follower also waits to be applied
 // there).
 func newPosts(ctx context.Context, cl *Client, urls []string, channel string, l Load, bodyBytes int) Stats {
+	return newPostsSample(ctx, cl, urls, channel, l, bodyBytes).stats()
+}
+
+func newPostsSample(ctx context.Context, cl *Client, urls []string, channel string, l Load, bodyBytes int) sample {
 	body := strings.Repeat("b", bodyBytes)
 	post := cl.PostREST
 	if channel == "mcp" {
 		post = cl.PostMCP
 	}
-	return Drive(ctx, l, func(ctx context.Context, c, i int) error {
+	return driveSample(ctx, l, func(ctx context.Context, c, i int) error {
 		p, err := post(ctx, urls[(c+i)%len(urls)], c, question(body))
 		return checkPost(p, err, http.StatusCreated)
 	})

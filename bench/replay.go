@@ -23,59 +23,91 @@ type ReplayFigure struct {
 	// Mismatches counts replays answered with anything but 200 replayed
 	// and the id first stored.
 	Mismatches int `json:"mismatches"`
-	// Exact is true when the storm left exactly RequestIDs new entries.
+	// NewPosts are the new posts acknowledged in rounds alternating with
+	// the replays (0 when the storm ran alone); NewPostErrors those that
+	// failed, whose outcome is unknown.
+	NewPosts      int `json:"new_posts_alongside,omitempty"`
+	NewPostErrors int `json:"new_post_errors_alongside,omitempty"`
+	// Exact is true when every replay answered the original and the storm
+	// left exactly RequestIDs new entries beside the new posts.
 	Exact bool `json:"exact"`
 }
 
-// replayStorm stores n new entries, then replays them with l.Clients
-// clients spread over every node, and checks that nothing more was stored.
-func replayStorm(ctx context.Context, cl *Client, t *Target, n int, l Load, bodyBytes int, logf func(string, ...any)) (ReplayFigure, error) {
-	fig := ReplayFigure{RequestIDs: n}
+// replaySet is the stored originals of a replay storm.
+type replaySet struct {
+	fig        ReplayFigure
+	t          *Target
+	reqs       []restarea.PostRequest
+	ids        []string
+	mismatches countAtomic
+}
+
+// storeOriginals stores n new entries with clients clients and records
+// how many entries the cluster held before.
+func storeOriginals(ctx context.Context, cl *Client, t *Target, n, clients, bodyBytes int, logf func(string, ...any)) (*replaySet, error) {
+	st := &replaySet{fig: ReplayFigure{RequestIDs: n}, t: t}
 	before, err := settledCount(ctx, cl, t)
 	if err != nil {
-		return fig, err
+		return st, err
 	}
-	fig.StoredBefore = before
+	st.fig.StoredBefore = before
 	body := strings.Repeat("p", bodyBytes)
-	reqs := make([]restarea.PostRequest, n)
-	ids := make([]string, n)
-	for i := range reqs {
-		reqs[i] = question(body)
+	st.reqs = make([]restarea.PostRequest, n)
+	st.ids = make([]string, n)
+	for i := range st.reqs {
+		st.reqs[i] = question(body)
 	}
 	urls := t.URLs
-	first := Drive(ctx, Load{Clients: l.Clients, Duration: 2 * time.Minute, MaxOps: n}, func(ctx context.Context, c, i int) error {
-		p, err := cl.PostREST(ctx, urls[c%len(urls)], c, reqs[i])
+	first := Drive(ctx, Load{Clients: clients, Duration: 2 * time.Minute, MaxOps: n}, func(ctx context.Context, c, i int) error {
+		p, err := cl.PostREST(ctx, urls[c%len(urls)], c, st.reqs[i])
 		if err := checkPost(p, err, http.StatusCreated); err != nil {
 			return err
 		}
-		ids[i] = p.ID
+		st.ids[i] = p.ID
 		return nil
 	})
 	if first.Ops != n {
-		return fig, fmt.Errorf("replay storm: storing the %d originals: %d stored, %d errors (%s)", n, first.Ops, first.Errors, first.ErrorSample)
+		return st, fmt.Errorf("replay storm: storing the %d originals: %d stored, %d errors (%s)", n, first.Ops, first.Errors, first.ErrorSample)
 	}
-	logf("  stored %d originals; replaying them with %d clients over %d nodes", n, l.Clients, len(urls))
-	var mismatches countAtomic
-	fig.Stats = Drive(ctx, l, func(ctx context.Context, c, i int) error {
+	logf("  stored %d originals; replaying them with %d clients over %d nodes", n, clients, len(urls))
+	return st, nil
+}
+
+// replay replays the originals under l; every answer must be 200 with
+// the id first stored.
+func (st *replaySet) replay(ctx context.Context, cl *Client, l Load) sample {
+	urls, n := st.t.URLs, len(st.reqs)
+	return driveSample(ctx, l, func(ctx context.Context, c, i int) error {
 		k := i % n
-		p, err := cl.PostREST(ctx, urls[(c+i)%len(urls)], c, reqs[k])
+		p, err := cl.PostREST(ctx, urls[(c+i)%len(urls)], c, st.reqs[k])
 		if err := checkPost(p, err, http.StatusOK); err != nil {
-			mismatches.add()
+			st.mismatches.add()
 			return err
 		}
-		if !p.Replayed || p.ID != ids[k] {
-			mismatches.add()
-			return fmt.Errorf("replay of %s answered id %s replayed=%v, want %s replayed", reqs[k].RequestID, p.ID, p.Replayed, ids[k])
+		if !p.Replayed || p.ID != st.ids[k] {
+			st.mismatches.add()
+			return fmt.Errorf("replay of %s answered id %s replayed=%v, want %s replayed", st.reqs[k].RequestID, p.ID, p.Replayed, st.ids[k])
 		}
 		return nil
 	})
-	fig.Mismatches = mismatches.load()
-	after, err := settledCount(ctx, cl, t)
+}
+
+// finish summarises the replays and checks what the cluster holds: the
+// originals, plus the new posts acknowledged meanwhile (newPosts, from
+// rounds alternating with the replays), plus at most one per new post
+// whose outcome is unknown (an error answer).
+func (st *replaySet) finish(ctx context.Context, cl *Client, replays, newPosts sample) (ReplayFigure, error) {
+	fig := st.fig
+	fig.Stats = replays.stats()
+	fig.Mismatches = st.mismatches.load()
+	fig.NewPosts, fig.NewPostErrors = len(newPosts.lat), newPosts.errors
+	after, err := settledCount(ctx, cl, st.t)
 	if err != nil {
 		return fig, err
 	}
 	fig.StoredAfter = after
-	fig.Exact = after-before == n && fig.Mismatches == 0
+	extra := after - fig.StoredBefore - fig.RequestIDs - fig.NewPosts
+	fig.Exact = fig.Mismatches == 0 && extra >= 0 && extra <= fig.NewPostErrors
 	return fig, nil
 }
 

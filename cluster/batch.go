@@ -78,10 +78,29 @@ var ErrNoBatch = fmt.Errorf("%w: the leader does not accept batches", ErrNotAppl
 // outcome for every command.
 func (c *Client) ApplyBatch(ctx context.Context, raftAddr string, cmds []*fsm.Command) ([]Outcome, error) {
 	var res batchResponse
-	err := c.call(ctx, c.Internal, "http://"+raftAddr+pathApplyBatch, http.MethodPost, batchRequest{Commands: cmds}, &res)
+	var err error
 	var e *restarea.Error
-	if errors.As(err, &e) && e.Code == restarea.CodeNotFound {
-		return nil, ErrNoBatch
+	binaryOK := true
+	if _, old := c.noBinary.Load(raftAddr); old {
+		binaryOK = false
+	}
+	if binaryOK {
+		var body []byte
+		if body, err = encodeBatch(cmds); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNotApplied, err)
+		}
+		err = c.callRaw(ctx, c.Internal, "http://"+raftAddr+pathApplyBatchBin, http.MethodPost, body, "application/octet-stream", &res)
+		if errors.As(err, &e) && e.Code == restarea.CodeNotFound {
+			// A leader of an older version: nothing was applied.
+			c.noBinary.Store(raftAddr, true)
+			binaryOK = false
+		}
+	}
+	if !binaryOK {
+		err = c.call(ctx, c.Internal, "http://"+raftAddr+pathApplyBatch, http.MethodPost, batchRequest{Commands: cmds}, &res)
+		if errors.As(err, &e) && e.Code == restarea.CodeNotFound {
+			return nil, ErrNoBatch
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -124,22 +143,27 @@ func serveApplyBatch(b Backend) http.HandlerFunc {
 			httpx.WriteError(w, restarea.Errorf(restarea.CodeInvalidRequest, "malformed batch (at most %d commands)", MaxBatch))
 			return
 		}
-		items := make([]batchItem, len(req.Commands))
-		var wg sync.WaitGroup
-		for i, cmd := range req.Commands {
-			if cmd == nil {
-				items[i].Error = &batchItemErr{Code: restarea.CodeInvalidRequest, Message: "empty command"}
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				items[i] = applyOne(r.Context(), b, cmd)
-			}()
-		}
-		wg.Wait()
-		httpx.WriteJSON(w, http.StatusOK, batchResponse{Items: items})
+		httpx.WriteJSON(w, http.StatusOK, batchResponse{Items: applyAll(r, b, req.Commands)})
 	}
+}
+
+// applyAll applies cmds concurrently and returns their outcomes in order.
+func applyAll(r *http.Request, b Backend, cmds []*fsm.Command) []batchItem {
+	items := make([]batchItem, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		if cmd == nil {
+			items[i].Error = &batchItemErr{Code: restarea.CodeInvalidRequest, Message: "empty command"}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items[i] = applyOne(r.Context(), b, cmd)
+		}()
+	}
+	wg.Wait()
+	return items
 }
 
 func applyOne(ctx context.Context, b Backend, cmd *fsm.Command) batchItem {

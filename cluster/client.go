@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/restarea/restarea"
@@ -29,6 +30,10 @@ type Client struct {
 	// Public reaches nodes' HTTP listeners.
 	Public *http.Client
 	Secret []byte
+
+	// noBinary holds the raft addresses of leaders that lack
+	// pathApplyBatchBin (an older version).
+	noBinary sync.Map
 }
 
 // Apply forwards cmd to the leader at raftAddr. An error wrapping
@@ -93,11 +98,16 @@ func (c *Client) call(ctx context.Context, hc *http.Client, url, method string, 
 			return err
 		}
 	}
+	return c.callRaw(ctx, hc, url, method, body, "application/json", out)
+}
+
+// callRaw sends body as it is, signed, and decodes a JSON answer into out.
+func (c *Client) callRaw(ctx context.Context, hc *http.Client, url, method string, body []byte, contentType string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotApplied, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	transport.SignRequest(c.Secret, req, body)
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -51,6 +51,7 @@ func InternalHandler(b Backend, g *Guard) http.Handler {
 		httpx.WriteJSON(w, http.StatusOK, res)
 	}))
 	mux.HandleFunc("POST "+pathApplyBatch, g.signed(maxBatchBody, serveApplyBatch(b)))
+	mux.HandleFunc("POST "+pathApplyBatchBin, g.signed(maxBatchBody, serveApplyBatchBin(b)))
 	mux.HandleFunc("POST "+pathReadIndex, g.signed(maxSmallBody, func(w http.ResponseWriter, r *http.Request) {
 		idx, err := b.ReadIndex(r.Context())
 		if err != nil {

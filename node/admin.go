@@ -59,6 +59,9 @@ func (n *Node) ListEntries(ctx context.Context, opts restarea.ListOptions) (rest
 
 // Settings returns the settings in force.
 func (n *Node) Settings(ctx context.Context) (restarea.Settings, error) {
+	if err := n.localBarrier(ctx); err != nil {
+		return restarea.Settings{}, err
+	}
 	return n.fsm.Settings()
 }
 

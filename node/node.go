@@ -70,6 +70,8 @@ type Node struct {
 	// readIndex asks the leader for a commit index it has confirmed, for
 	// strong reads on a follower.
 	readIndex func(ctx context.Context) (uint64, error)
+	// ack is read-your-writes for the writes this node answered.
+	ack ackBarrier
 
 	httpLn  net.Listener
 	httpSrv *http.Server
@@ -218,7 +220,7 @@ func (n *Node) open() error {
 		logs = cached
 	}
 	stable := retryingStable{StableStore: n.logs, w: n.disk, n: n, stop: n.stop}
-	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search}, logs, stable, countSnapshots(snaps, n.met.snapshots), noPipeline{n.tr})
+	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search, n.ack.notifyApplied}, logs, stable, countSnapshots(snaps, n.met.snapshots), noPipeline{n.tr})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}

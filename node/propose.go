@@ -177,7 +177,10 @@ func (n *Node) waitFuture(ctx context.Context, f raft.ApplyFuture, timeout time.
 var errApplyTimeout = errors.New("no outcome from raft in time")
 
 // forward sends cmd to the leader. A single node is always its own leader;
-// forwarding between nodes is provided by the cluster channel.
+// forwarding between nodes is provided by the cluster channel. The answer
+// comes as soon as the leader's result does: this node's own reads wait
+// for the index instead (localBarrier), which keeps read-your-writes
+// without making the write wait for the leader's next append.
 func (n *Node) forward(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
 	if n.forwarder == nil {
 		return nil, errNotApplied
@@ -186,10 +189,7 @@ func (n *Node) forward(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	// Read-your-writes: answer only once this node has applied it too.
-	if err := n.waitApplied(ctx, res.Index); err != nil {
-		return nil, err
-	}
+	n.acknowledged(res.Index)
 	return res, nil
 }
 
@@ -226,23 +226,10 @@ func (n *Node) caughtUp(index uint64) bool {
 	return true
 }
 
-// waitApplied blocks until the local state machine reflects index.
+// waitApplied blocks until the local state machine reflects index, at
+// most ApplyTimeout.
 func (n *Node) waitApplied(ctx context.Context, index uint64) error {
-	if n.caughtUp(index) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
-	defer cancel()
-	t := time.NewTicker(2 * time.Millisecond)
-	defer t.Stop()
-	for !n.caughtUp(index) {
-		select {
-		case <-ctx.Done():
-			return unavailable("the write was committed but this node has not applied it yet; retry with the same request_id")
-		case <-n.stop:
-			return unavailable("node is shutting down; retry with the same request_id")
-		case <-t.C:
-		}
-	}
-	return nil
+	return n.waitIndex(ctx, index, n.cfg.ApplyTimeout, func() error {
+		return unavailable("this node has not applied the index the read must reflect in time; retry")
+	})
 }

@@ -31,6 +31,8 @@ func (n *Node) openSearch() error {
 type indexedFSM struct {
 	*fsm.FSM
 	index *search.Index
+	// applied is told after every batch (reads waiting for an index).
+	applied func()
 }
 
 var _ raft.BatchingFSM = indexedFSM{}
@@ -40,6 +42,9 @@ var _ raft.BatchingFSM = indexedFSM{}
 func (f indexedFSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := f.FSM.ApplyBatch(logs)
 	f.index.Applied(logs)
+	if f.applied != nil {
+		f.applied()
+	}
 	return out
 }
 
@@ -58,11 +63,17 @@ func (f indexedFSM) Restore(rc io.ReadCloser) error {
 	}
 	err := f.FSM.Restore(rc)
 	f.index.Notify()
+	if f.applied != nil {
+		f.applied()
+	}
 	return err
 }
 
 // Search runs a full-text search over this node's public entries.
 func (n *Node) Search(ctx context.Context, q restarea.SearchQuery) (restarea.SearchPage, error) {
+	if err := n.localBarrier(ctx); err != nil {
+		return restarea.SearchPage{}, err
+	}
 	p, err := n.search.Search(ctx, q)
 	for i := range p.Results {
 		p.Results[i].SetURLs(n.publicURL())

@@ -54,10 +54,11 @@ func (n *Node) decidePost(ctx context.Context, req restarea.PostRequest, meta re
 
 // readBarrier makes a strong read linearizable: the leader confirms its
 // leadership, and the read waits until the state reflects every write
-// committed before it began.
+// committed before it began. A default read waits only for the writes
+// this node acknowledged (localBarrier).
 func (n *Node) readBarrier(ctx context.Context, c restarea.Consistency) error {
 	if c != restarea.ConsistencyStrong {
-		return nil
+		return n.localBarrier(ctx)
 	}
 	if err := n.WaitLeader(ctx); err != nil {
 		return err

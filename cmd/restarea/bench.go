@@ -23,7 +23,7 @@ func runBench(args []string) int {
 	nodes := fs.String("nodes", "", "comma-separated URLs of a running cluster's nodes (instead of --local)")
 	dir := fs.String("dir", "", "directory for data dirs and scratch files (default: a temporary one, removed afterwards)")
 	quick := fs.Bool("quick", false, "small sizes and short phases: a smoke test that finishes in well under a minute")
-	growth := fs.Bool("growth", true, "with --local: seed single nodes for the growth, paging, disk and memory figures")
+	growth := fs.Bool("growth", false, "with --local: also seed single nodes of 10,000 and 1,000,000 entries for the growth, paging, disk and memory figures (adds many minutes)")
 	report := fs.String("report", "", "also write the figures as JSON to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	if !parseFlags(fs, args) {

@@ -49,7 +49,18 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// BatchSize is how many entries one index batch holds; 0 → 500.
 	BatchSize int
+	// Pace is the least time between two index batches once the index
+	// has caught up; 0 → DefaultPace, negative → none. Writes that land
+	// meanwhile wait for the next batch together (see run).
+	Pace time.Duration
 }
+
+// DefaultPace spaces index batches by a second. A bleve batch costs a new
+// segment, its files, a sync and later merges whatever it holds: one per
+// applied raft batch (one post, at low load) spent more CPU than the
+// whole write path. A query that finds the index behind the state it saw
+// cuts the pause short (hurry), so searching never waits for the pace.
+const DefaultPace = time.Second
 
 // Internal keys stored in the index itself, so that they are exactly as
 // durable as the documents they describe.
@@ -75,6 +86,7 @@ type Index struct {
 	idx bleve.Index
 
 	watermark  atomic.Uint64
+	unwritten  atomic.Bool  // a batch since the last flush (Close waits for it to be written)
 	rebuilding atomic.Bool  // the index was reset and has not caught up yet
 	reset      atomic.Bool  // a reset was asked for (snapshot restore)
 	since      atomic.Int64 // unix nanos of the oldest notification not yet indexed
@@ -87,9 +99,10 @@ type Index struct {
 	progressMu sync.Mutex
 	progress   chan struct{} // closed (and replaced) whenever the watermark moves
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	wake  chan struct{}
+	hurry chan struct{} // a query waits for the index: end the pace now
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // maxPending bounds the applied logs waiting for the indexer; past it they
@@ -108,12 +121,15 @@ func Open(cfg Config) (*Index, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 500
 	}
+	if cfg.Pace == 0 {
+		cfg.Pace = DefaultPace
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	x := &Index{
 		cfg: cfg, log: cfg.Logger.With("component", "search"), path: filepath.Join(cfg.Dir, "index"),
-		progress: make(chan struct{}), wake: make(chan struct{}, 1),
+		progress: make(chan struct{}), wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := x.openIndex(); err != nil {
@@ -130,7 +146,7 @@ func Open(cfg Config) (*Index, error) {
 // ahead of the state (a state file replaced behind its back).
 func (x *Index) openIndex() error {
 	_, markErr := os.Stat(filepath.Join(x.cfg.Dir, rebuildMarker))
-	idx, err := bleve.Open(x.path)
+	idx, err := bleve.OpenUsing(x.path, storeConfig())
 	reason := ""
 	switch {
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
@@ -164,12 +180,37 @@ func (x *Index) openIndex() error {
 	return x.create()
 }
 
+// storeConfig is scorch's configuration. A batch is searchable once
+// introduced; by default scorch also writes and syncs it as a segment of
+// its own before Batch returns, and later merges those files, which per
+// small batch cost more CPU than the write path did. Unsafe batches return
+// once introduced, and the persister naps between writes so that the
+// batches of that time are merged in memory and written as one segment. A
+// crash loses what was not written yet: the watermark is in the same
+// batches as the documents, so the index reopens at an older watermark and
+// catches up from the state.
+func storeConfig() map[string]interface{} {
+	cfg := segmentConfig()
+	cfg["unsafe_batch"] = true
+	cfg["scorchPersisterOptions"] = map[string]interface{}{
+		"PersisterNapTimeMSec": persistNap.Milliseconds(),
+	}
+	return cfg
+}
+
+// persistNap is how long scorch's persister waits between writes; Close
+// waits for the last write, at most flushWait.
+const (
+	persistNap = time.Second
+	flushWait  = 5 * time.Second
+)
+
 // create replaces the index directory with an empty index at watermark 0.
 func (x *Index) create() error {
 	if err := os.RemoveAll(x.path); err != nil {
 		return fmt.Errorf("search: remove %s: %w", x.path, err)
 	}
-	idx, err := bleve.NewUsing(x.path, newMapping(), scorch.Name, scorch.Name, segmentConfig())
+	idx, err := bleve.NewUsing(x.path, newMapping(), scorch.Name, scorch.Name, storeConfig())
 	if err != nil {
 		return fmt.Errorf("search: create %s: %w", x.path, err)
 	}
@@ -243,10 +284,36 @@ func (x *Index) Close() error {
 	if x.idx == nil {
 		return nil
 	}
+	x.flush()
 	err := x.idx.Close()
 	x.idx = nil
 	x.met.unregister()
 	return err
+}
+
+// flush waits until what was indexed is written (batches are unsafe, see
+// storeConfig), so that a reopened index resumes where this one stopped.
+// A failure only costs the next Open some re-indexing.
+func (x *Index) flush() {
+	if !x.unwritten.Swap(false) {
+		return
+	}
+	done := make(chan error, 1)
+	b := x.idx.NewBatch()
+	b.SetInternal(kWatermark, u64(x.watermark.Load()))
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.idx.Batch(b); err != nil {
+		x.log.Warn("search: writing the index before closing", "err", err)
+		return
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			x.log.Warn("search: writing the index before closing", "err", err)
+		}
+	case <-time.After(flushWait):
+		x.log.Warn("search: the index was not written in time before closing; the next start re-indexes the latest entries")
+	}
 }
 
 // Watermark is the position indexed so far: every entry the state stored
@@ -257,11 +324,16 @@ func (x *Index) Watermark() uint64 { return x.watermark.Load() }
 // It is true from Restoring on.
 func (x *Index) Rebuilding() bool { return x.rebuilding.Load() || x.reset.Load() }
 
-// run follows the state until Close.
+// run follows the state until Close. Once caught up, it waits for a
+// wake-up and then until cfg.Pace has passed since its last round, so
+// that the posts of that time are indexed in one batch — or until a query
+// is waiting for them (hurry).
 func (x *Index) run() {
 	defer close(x.done)
 	backoff := 100 * time.Millisecond
+	var last time.Time
 	for {
+		last = time.Now()
 		caughtUp, err := x.safeStep()
 		if err != nil {
 			x.log.Warn("search indexing failed; retrying", "err", err, "retry_in", backoff)
@@ -286,6 +358,17 @@ func (x *Index) run() {
 		case <-x.stop:
 			return
 		case <-x.wake:
+		}
+		if wait := x.cfg.Pace - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-x.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			case <-x.hurry:
+				t.Stop()
+			}
 		}
 	}
 }
@@ -333,6 +416,7 @@ func (x *Index) step() (bool, error) {
 			return false, err
 		}
 		x.met.indexed.Add(float64(len(entries)))
+		x.unwritten.Store(true)
 		x.advance(mark)
 	}
 	if !caughtUp {

@@ -125,6 +125,10 @@ func (x *Index) waitFresh(ctx context.Context, target uint64) {
 	deadline := time.NewTimer(freshWait)
 	defer deadline.Stop()
 	for x.watermark.Load() < target {
+		select {
+		case x.hurry <- struct{}{}:
+		default:
+		}
 		x.progressMu.Lock()
 		ch := x.progress
 		x.progressMu.Unlock()
