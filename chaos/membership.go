@@ -158,7 +158,7 @@ func (m *members) inject(ctx context.Context, kind string, nodes []int) ([]int, 
 		}
 		i := nodes[0]
 		id := m.d.NodeID(i)
-		if err := m.remove(ctx, id); err != nil {
+		if err := m.remove(ctx, id, m.urls[i]); err != nil {
 			return nodes, err
 		}
 		m.mu.Lock()
@@ -203,7 +203,7 @@ func (m *members) undo(ctx context.Context, kind string) error {
 	// Highest first, as the README says to scale down.
 	for k := len(extras) - 1; k >= 0; k-- {
 		e := extras[k]
-		err := m.remove(ctx, e.id)
+		err := m.remove(ctx, e.id, e.url)
 		if err == nil {
 			err = m.d.Stop(ctx, e.index, true)
 		} else {
@@ -233,10 +233,10 @@ func baseID(id string) string {
 	return id[:k]
 }
 
-// remove removes member id through the admin API and waits until the
-// cluster no longer lists it. A removal whose answer was lost, or that
-// met a leader change, is checked and tried again.
-func (m *members) remove(ctx context.Context, id string) error {
+// remove removes member id (serving at u) through the admin API and waits
+// until the cluster no longer lists it. A removal whose answer was lost,
+// or that met a leader change, is checked and tried again.
+func (m *members) remove(ctx context.Context, id, u string) error {
 	ctx, cancel := context.WithTimeout(ctx, memberTimeout)
 	defer cancel()
 	var last error
@@ -247,7 +247,7 @@ func (m *members) remove(ctx context.Context, id string) error {
 			err = nil // an earlier attempt whose answer was lost did it
 		}
 		if err == nil {
-			if ml, lerr := m.admin.Members(ctx); lerr == nil && !listed(ml.Members, id) {
+			if ml, lerr := m.membersBesides(ctx, u); lerr == nil && !listed(ml.Members, id) {
 				return nil
 			} else if lerr != nil {
 				err = lerr
@@ -261,6 +261,36 @@ func (m *members) remove(ctx context.Context, id string) error {
 		}
 	}
 	return fmt.Errorf("removing %s: %w", id, last)
+}
+
+// membersBesides is the member list as a node other than the one at skip
+// sees it, from one that knows a leader. The removed node itself never
+// learns of its removal: the leader stops replicating to it as soon as
+// the change is in its log, so its own list keeps it for good.
+func (m *members) membersBesides(ctx context.Context, skip string) (client.MemberList, error) {
+	m.mu.Lock()
+	urls := slices.Clone(m.urls)
+	for _, e := range m.extras {
+		urls = append(urls, e.url)
+	}
+	m.mu.Unlock()
+	last := errors.New("no other node to ask")
+	for _, u := range urls {
+		if u == skip {
+			continue
+		}
+		var ml client.MemberList
+		err := getData(ctx, m.hc, u+"/api/v1/admin/cluster/members", m.token, &ml)
+		switch {
+		case err != nil:
+			last = err
+		case ml.LeaderID == "":
+			last = fmt.Errorf("%s knows no leader", u)
+		default:
+			return ml, nil
+		}
+	}
+	return client.MemberList{}, last
 }
 
 func listed(ms []restarea.Member, id string) bool {

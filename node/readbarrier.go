@@ -62,9 +62,22 @@ func (n *Node) acknowledged(index uint64) {
 
 // localBarrier makes a default read see every write this node has
 // acknowledged (read-your-writes on the node written to).
+//
+// A node that cannot write its data directory (a full disk) skips the
+// wait and answers from what it applied: the writes it acknowledged just
+// before its disk failed are committed on the other nodes but cannot
+// reach its state until space is freed, and waiting for them would turn
+// "keeps serving reads" into 503s (README, Guarantees: a full disk).
 func (n *Node) localBarrier(ctx context.Context) error {
+	if n.diskTrouble() != nil {
+		return nil
+	}
 	if !n.ack.synced.Load() {
-		index, err := n.confirmedIndex(ctx)
+		// Bounded: a node that never finds a leader (cut off, or not a
+		// member) answers 503 instead of holding the read.
+		cctx, cancel := context.WithTimeout(ctx, maxReadWait)
+		index, err := n.confirmedIndex(cctx)
+		cancel()
 		if err != nil {
 			return unavailable("this node has just started and cannot yet confirm with the leader that its state holds the writes it acknowledged before; retry shortly")
 		}
