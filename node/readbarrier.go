@@ -90,7 +90,8 @@ func (n *Node) localBarrier(ctx context.Context) error {
 }
 
 // confirmedIndex is a commit index confirmed by the leader: every write
-// acknowledged anywhere before the call is at or below it.
+// acknowledged anywhere before the call is at or below it. A strong read
+// waits for it on every read; a default read once after a start.
 func (n *Node) confirmedIndex(ctx context.Context) (uint64, error) {
 	if err := n.WaitLeader(ctx); err != nil {
 		return 0, err

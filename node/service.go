@@ -60,23 +60,9 @@ func (n *Node) readBarrier(ctx context.Context, c restarea.Consistency) error {
 	if c != restarea.ConsistencyStrong {
 		return n.localBarrier(ctx)
 	}
-	if err := n.WaitLeader(ctx); err != nil {
+	index, err := n.confirmedIndex(ctx)
+	if err != nil {
 		return err
-	}
-	var index uint64
-	if n.IsLeader() {
-		var err error
-		if index, err = n.leaderReadIndex(); err != nil {
-			return unavailable("leadership could not be confirmed for a strong read: %v", err)
-		}
-	} else {
-		if n.readIndex == nil {
-			return unavailable("this node is not the leader and cannot reach it for a strong read")
-		}
-		var err error
-		if index, err = n.readIndex(ctx); err != nil {
-			return err
-		}
 	}
 	return n.waitApplied(ctx, index)
 }
