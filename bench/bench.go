@@ -23,6 +23,10 @@ type Options struct {
 	// Growth seeds single nodes for the growth, paging, disk and memory
 	// figures (needs Binary; only with Local).
 	Growth bool
+	// ProfileDir, when set (only with Local), adds a phase of new posts
+	// at 64 clients, and the single node's phase, during which every node
+	// records a CPU profile into this directory.
+	ProfileDir string
 	// Logf receives progress lines; nil → silent.
 	Logf func(format string, args ...any)
 }
@@ -86,7 +90,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Local > 0 {
 		rep.Target = fmt.Sprintf("local cluster of %d node processes", o.Local)
 		logf("starting %s", rep.Target)
-		t, err = StartLocal(ctx, o.Binary, o.Local, dir+"/cluster", logf)
+		t, err = StartLocal(ctx, o.Binary, o.Local, dir+"/cluster", o.ProfileDir != "", logf)
 		if err != nil {
 			return nil, err
 		}
@@ -117,6 +121,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Posts = append(rep.Posts, p16, p64)
 	rep.Replay = &rf
+	if o.ProfileDir != "" && o.Local > 0 {
+		if err := os.MkdirAll(o.ProfileDir, 0o750); err != nil {
+			return nil, err
+		}
+		logf("profiled phase: new posts over http, 64 clients for %s", 2*sz.phase)
+		profilePhase(ctx, t, o.ProfileDir, "cluster", 2*sz.phase, func() {
+			st, cpu := withCPU(t.Pids, func() Stats {
+				return newPosts(ctx, cl, t.URLs, "http", Load{Clients: 64, Duration: 2 * sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
+			})
+			logf("  %.0f posts/s, %.3f ms CPU per post (nodes, profiling on)", st.PerSecond, cpu)
+		}, logf)
+	}
 	if len(t.URLs) > 1 {
 		li, err := t.Leader(ctx, cl)
 		if err != nil {
@@ -167,7 +183,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	t.Close()
 
 	if o.Local > 1 {
-		sf, err := singleNode(ctx, cl, o.Binary, dir+"/single", Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
+		sf, err := singleNode(ctx, cl, o.Binary, dir+"/single", o.ProfileDir, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
 		if err != nil {
 			return nil, err
 		}

@@ -13,10 +13,10 @@ type SingleFigure struct {
 }
 
 // singleNode starts one node under dir, posts to it with l and measures
-// its CPU per post.
-func singleNode(ctx context.Context, cl *Client, binary, dir string, l Load, bodyBytes int, logf func(string, ...any)) (*SingleFigure, error) {
+// its CPU per post; with a profile directory, it profiles that phase.
+func singleNode(ctx context.Context, cl *Client, binary, dir, profileDir string, l Load, bodyBytes int, logf func(string, ...any)) (*SingleFigure, error) {
 	logf("single node: new posts over http, %d clients for %s", l.Clients, l.Duration)
-	t, err := StartLocal(ctx, binary, 1, dir, logf)
+	t, err := StartLocal(ctx, binary, 1, dir, profileDir != "", logf)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,16 @@ func singleNode(ctx context.Context, cl *Client, binary, dir string, l Load, bod
 	warm := l
 	warm.Duration = l.Duration / 5
 	newPosts(ctx, cl, t.URLs, "http", warm, bodyBytes)
-	st, cpu := withCPU(t.Pids, func() Stats { return newPosts(ctx, cl, t.URLs, "http", l, bodyBytes) })
+	var st Stats
+	var cpu float64
+	measure := func() {
+		st, cpu = withCPU(t.Pids, func() Stats { return newPosts(ctx, cl, t.URLs, "http", l, bodyBytes) })
+	}
+	if profileDir != "" {
+		profilePhase(ctx, t, profileDir, "single", l.Duration, measure, logf)
+	} else {
+		measure()
+	}
 	logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.3f ms CPU per post", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors, cpu)
 	return &SingleFigure{Stats: st, CPUMsPerPost: cpu}, nil
 }

@@ -15,7 +15,10 @@ type Target struct {
 	URLs     []string
 	DataDirs []string // "" where unknown
 	Pids     []int    // 0 where unknown
-	close    func() error
+	// PprofAddrs are where the nodes serve Go's profiler ("" where they
+	// do not: a remote cluster, or a run without a profile directory).
+	PprofAddrs []string
+	close      func() error
 }
 
 // Close stops what the bench started (nothing for a remote cluster).
@@ -36,10 +39,10 @@ var benchArgs = []string{
 }
 
 // StartLocal starts an n-node cluster of binary under dir with
-// localcluster.
-func StartLocal(ctx context.Context, binary string, n int, dir string, logf func(string, ...any)) (*Target, error) {
+// localcluster; with pprof, every node serves Go's profiler.
+func StartLocal(ctx context.Context, binary string, n int, dir string, pprof bool, logf func(string, ...any)) (*Target, error) {
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Binary: binary, Nodes: n, Dir: dir, Args: benchArgs, Logf: logf, Direct: true,
+		Binary: binary, Nodes: n, Dir: dir, Args: benchArgs, Logf: logf, Direct: true, Pprof: pprof,
 	})
 	if err != nil {
 		return nil, err
@@ -49,6 +52,7 @@ func StartLocal(ctx context.Context, binary string, n int, dir string, logf func
 		t.URLs = append(t.URLs, nd.URL)
 		t.DataDirs = append(t.DataDirs, nd.DataDir)
 		t.Pids = append(t.Pids, nd.Pid())
+		t.PprofAddrs = append(t.PprofAddrs, nd.PprofAddr)
 	}
 	return t, nil
 }

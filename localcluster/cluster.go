@@ -44,6 +44,9 @@ type Options struct {
 	// (SetClockOffset steps its wall clock), for chaos tests of clock
 	// faults.
 	TestClock bool
+	// Pprof serves Go's profiler on every node, each on its own loopback
+	// port (Node.PprofAddr), for profiling a node under load.
+	Pprof bool
 	// Logf receives progress lines; nil → silent.
 	Logf func(format string, args ...any)
 }
@@ -56,6 +59,9 @@ type Node struct {
 	RaftAddr string // the address peers dial (the fault proxy)
 	DataDir  string
 	LogFile  string
+	// PprofAddr is where the node serves /debug/pprof/ ("" unless
+	// Options.Pprof).
+	PprofAddr string
 
 	bindRaft string
 	httpAddr string
@@ -188,6 +194,12 @@ func (c *Cluster) newNode(i int) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	var pprofAddr string
+	if c.opts.Pprof {
+		if pprofAddr, err = freePort("127.0.0.1"); err != nil {
+			return nil, err
+		}
+	}
 	dir := filepath.Join(c.opts.Dir, fmt.Sprintf("node%d", i+1))
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
@@ -195,6 +207,7 @@ func (c *Cluster) newNode(i int) (*Node, error) {
 	return &Node{
 		Index: i, ID: fmt.Sprintf("node%d", i+1), URL: "http://" + httpAddr, DataDir: dir,
 		LogFile: filepath.Join(c.opts.Dir, fmt.Sprintf("node%d.log", i+1)), bindRaft: bind, httpAddr: httpAddr,
+		PprofAddr: pprofAddr,
 	}, nil
 }
 
@@ -234,6 +247,9 @@ func (c *Cluster) args(n *Node) []string {
 	}
 	if c.opts.TestClock {
 		args = append(args, "--allow-test-clock", "--test-clock-offset-file", c.clockFile(n))
+	}
+	if n.PprofAddr != "" {
+		args = append(args, "--pprof-addr", n.PprofAddr)
 	}
 	return append(args, c.opts.Args...)
 }
