@@ -69,6 +69,15 @@ func IsDiskFull(err error) bool {
 // (Options.Stop), in which case the batch is left unapplied: the state
 // file's applied index does not move, so the next start applies it.
 func (f *FSM) failedCommit(err error, index uint64, attempt int) bool {
+	f.gmu.Lock()
+	f.recordFailure(err, index, attempt)
+	f.gmu.Unlock()
+	return f.pause(attempt)
+}
+
+// recordFailure counts and logs a failed commit and marks the FSM stalled
+// (f.gmu held: it guards stallLogged).
+func (f *FSM) recordFailure(err error, index uint64, attempt int) {
 	f.stall.failed.Add(1)
 	now := time.Now()
 	prev := f.stall.cur.Load()
@@ -85,10 +94,9 @@ func (f *FSM) failedCommit(err error, index uint64, attempt int) bool {
 		f.log.Error("fsm: still cannot commit to the state file", "err", err, "disk_full", s.DiskFull,
 			"index", index, "attempts", s.Attempts, "for", now.Sub(s.Since).Round(time.Millisecond).String())
 	default:
-		return f.pause(attempt)
+		return
 	}
 	f.stallLogged = now
-	return f.pause(attempt)
 }
 
 func (f *FSM) pause(attempt int) bool {

@@ -175,3 +175,71 @@ func TestApplyBatchStopsRetrying(t *testing.T) {
 		t.Fatalf("count %d", n)
 	}
 }
+
+// With groups, a commit that fails on a full disk loses nothing that was
+// answered: reads see the last committed state meanwhile, the FSM reports
+// the stall, the next batch waits in ApplyBatch, and once space returns
+// the group is applied again and committed with it, exactly once.
+func TestGroupCommitOnFullDisk(t *testing.T) {
+	h, dir := tmpfsHarness(t, fsm.Options{CommitEvery: time.Hour})
+	h.create(question(t, "before"))
+	if n, _ := h.f.Count(); n != 1 {
+		t.Fatalf("count %d", n)
+	}
+	filler := fillDisk(t, dir)
+	grouped := bigBatch(t, h, 40)
+	answered := h.f.ApplyBatch(grouped) // into the open group: no disk write yet
+	for i, o := range answered {
+		if r := asResult(t, o); r.Err != nil || r.Entry == nil {
+			t.Fatalf("grouped result %d: %+v", i, r)
+		}
+	}
+	if err := h.f.Flush(); err == nil || !fsm.IsDiskFull(err) {
+		t.Fatalf("flush on a full disk: %v", err)
+	}
+	if s := h.f.Stalled(); s == nil || !s.DiskFull || s.Index != grouped[0].Index {
+		t.Fatalf("stall %+v", s)
+	}
+	if n, err := h.f.Count(); err != nil || n != 1 {
+		t.Fatalf("while stalled: count %d (%v), want the committed 1", n, err)
+	}
+	next := bigBatch(t, h, 3)
+	done := make(chan []interface{}, 1)
+	go func() { done <- h.f.ApplyBatch(next) }()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("a batch applied past a group that cannot commit")
+	default:
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	var out []interface{}
+	select {
+	case out = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the batch did not apply after space was freed")
+	}
+	for i, o := range out {
+		if r := asResult(t, o); r.Err != nil || r.Entry == nil {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	if h.f.Stalled() != nil {
+		t.Fatalf("still stalled: %+v", h.f.Stalled())
+	}
+	if n, _ := h.f.Count(); n != 44 {
+		t.Fatalf("count %d, want 44", n)
+	}
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if idx, err := fsm.CheckStateFile(h.path); err != nil || idx != h.index {
+		t.Fatalf("check: %d %v", idx, err)
+	}
+	h.f = openFSM(t, h.path)
+	if n, _ := h.f.Count(); n != 44 {
+		t.Fatalf("reopened count %d", n)
+	}
+}

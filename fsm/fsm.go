@@ -44,6 +44,10 @@ type Options struct {
 	// committed (diskfull.go), so that raft can shut down; the batch is
 	// left unapplied and is applied on the next start.
 	Stop <-chan struct{}
+	// CommitEvery, when positive, lets the batches applied within that
+	// long share one state-file transaction (group.go): reads commit it
+	// first, so they still see every applied batch. 0 commits each batch.
+	CommitEvery time.Duration
 	// BeforeCommit, when set, runs before each state-file transaction of
 	// a batch. Tests use it to make the disk look slow; nil in production.
 	BeforeCommit func(batch int)
@@ -57,7 +61,11 @@ type FSM struct {
 	log     *slog.Logger
 	mu      sync.RWMutex // guards db against the swap in Restore
 	db      *bolt.DB
-	applied atomic.Uint64
+	applied atomic.Uint64 // the last index applied, committed or in the open group
+
+	gmu     sync.Mutex  // guards g; taken after mu
+	g       group       // batches applied but not committed yet (group.go)
+	pending atomic.Bool // g holds applied batches: a read commits them first
 
 	logFormat atomic.Int32 // LogFormat, as applied
 	clock     atomic.Int64 // Clock, as applied
@@ -68,7 +76,7 @@ type FSM struct {
 	syncDone chan struct{}
 
 	stall       stallState // a batch that cannot be committed (diskfull.go)
-	stallLogged time.Time  // last log line about it (apply goroutine only)
+	stallLogged time.Time  // last log line about it (guarded by gmu)
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -160,7 +168,13 @@ func (f *FSM) close(clean bool) error {
 		return nil
 	}
 	var err error
-	if clean && f.unsynced {
+	f.gmu.Lock()
+	if clean {
+		err = f.commitGroupLocked()
+	}
+	f.dropGroupLocked() // after a failed commit, or a crash: raft applies them again on the next start
+	f.gmu.Unlock()
+	if clean && f.unsynced && err == nil {
 		err = f.db.Sync()
 	}
 	if cerr := f.db.Close(); err == nil {
@@ -173,9 +187,13 @@ func (f *FSM) close(clean bool) error {
 	return err
 }
 
-// AppliedIndex is the index of the last log entry whose effects are in the
-// state file. It survives restarts: entries at or below it are never
-// applied twice, which makes raft's NoSnapshotRestoreOnStart safe.
+// AppliedIndex is the index of the last log entry applied: every read
+// through the FSM sees its effects (it commits an open group first). The
+// state file records its own applied index in the same transaction as the
+// changes, so what a restart finds is consistent: entries at or below the
+// file's index are never applied twice, which makes raft's
+// NoSnapshotRestoreOnStart safe, and those above it (an open group lost
+// with the process) are applied again from the log.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
 
 // Clock is the state machine's time in Unix nanoseconds: the largest
@@ -189,8 +207,9 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 }
 
 // ApplyBatch applies a batch of committed log entries in one bbolt
-// transaction (one fsync). Each command sees the effects of those before
-// it, so a duplicate later in the batch matches the earlier one. The last
+// transaction, shared with the batches before it when Options.CommitEvery
+// allows (group.go). Each command sees the effects of those before it, so
+// a duplicate later in the batch matches the earlier one. The last
 // applied index is written in the same transaction. A transaction that
 // fails (a full disk) is retried until it succeeds, never skipped; see
 // diskfull.go.
@@ -218,21 +237,30 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	}
 }
 
-// applyBatch is one attempt at ApplyBatch: nothing of it stays when it
-// returns an error (bbolt rolled the transaction back).
+// applyBatch is one attempt at ApplyBatch: when it returns an error,
+// nothing of this batch stays (bbolt rolled the transaction back) and the
+// logs of the open group are still pending (group.go).
 func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	out := make([]interface{}, len(logs))
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	applied := f.applied.Load()
-	last := applied
-	format := f.LogFormat()
-	clock := f.clock.Load()
 	if f.db == nil {
 		f.log.Error("fsm: no state file to apply to (a snapshot restore failed), stopping")
 		panic("fsm: apply batch: no state file (a snapshot restore failed)")
 	}
-	err := f.db.Update(func(tx *bolt.Tx) error {
+	f.gmu.Lock()
+	defer f.gmu.Unlock()
+	applied := f.applied.Load()
+	last := applied
+	format := f.LogFormat()
+	clock := f.clock.Load()
+	if f.g.tx == nil {
+		if err := f.beginGroupLocked(); err != nil {
+			return nil, err
+		}
+	}
+	tx := f.g.tx
+	err := func() error {
 		for i, l := range logs {
 			if l.Index <= applied {
 				continue // already in the state file (restart without snapshot restore)
@@ -254,12 +282,30 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 			return nil
 		}
 		return tx.Bucket(bMeta).Put(kApplied, u64(last))
-	})
+	}()
 	if err != nil {
 		// The state file did not follow the log this time; skipping the
 		// batch would let this node diverge from the others, so the caller
 		// tries it again.
+		tx.Rollback()
+		f.g.tx = nil
 		return nil, err
+	}
+	before := len(f.g.logs)
+	f.g.logs = append(f.g.logs, logs...)
+	// After a failed commit the apply goroutine itself retries, as without
+	// groups: raft queues what commits behind it meanwhile.
+	if !f.grouping() || f.g.retries > 0 || len(f.g.logs) >= maxGroupLogs || time.Since(f.g.began) >= f.opts.CommitEvery {
+		if err := f.commitGroupLocked(); err != nil {
+			// Applied again, with its results, by the caller's retry.
+			clear(f.g.logs[before:])
+			f.g.logs = f.g.logs[:before]
+			return nil, err
+		}
+		f.g.retries = 0
+	} else {
+		f.pending.Store(true)
+		f.armLocked(f.opts.CommitEvery - time.Since(f.g.began))
 	}
 	f.applied.Store(last)
 	f.logFormat.Store(int32(format))
@@ -350,6 +396,11 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	if f.db == nil {
 		return nil, fmt.Errorf("fsm: snapshot: no state file (a snapshot restore failed)")
 	}
+	// Raft records the snapshot at the last index it handed over: the
+	// file must hold every applied batch.
+	if err := f.commitPending(); err != nil {
+		return nil, fmt.Errorf("fsm: snapshot: %w", err)
+	}
 	tx, err := f.db.Begin(false)
 	if err != nil {
 		return nil, err
@@ -379,6 +430,12 @@ func (s *snapshot) Release() {
 func (f *FSM) WriteTo(w io.Writer) (int64, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	if f.db == nil {
+		return 0, fmt.Errorf("fsm: backup: no state file")
+	}
+	if err := f.commitPending(); err != nil {
+		return 0, fmt.Errorf("fsm: backup: %w", err)
+	}
 	var n int64
 	err := f.db.View(func(tx *bolt.Tx) error {
 		var err error
@@ -410,6 +467,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gmu.Lock()
+	f.dropGroupLocked() // the snapshot replaces all of it
+	f.gmu.Unlock()
 	// The new file replaces the old one while the old is still open: a
 	// snapshot of it may be streaming (see Snapshot), and the old inode
 	// lives on until that ends. No apply or read runs meanwhile (f.mu).

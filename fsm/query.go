@@ -9,7 +9,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Reads see the state as of the last applied batch. Public reads never
+// Reads see the state as of the last applied batch (view commits an open
+// group first, group.go; during a stall they see the last committed one).
+// Public reads never
 // return request_id, and never return hidden, deleted or expired entries,
 // or replies of a question that is not public.
 
@@ -19,6 +21,7 @@ func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
 	if f.db == nil {
 		return restarea.Errorf(restarea.CodeUnavailable, "node is shutting down")
 	}
+	_ = f.flush() // a failure is a stall: the read answers from the last committed state
 	return f.db.View(fn)
 }
 

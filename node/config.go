@@ -48,6 +48,11 @@ type Config struct {
 	// by a machine crash is rebuilt from the snapshot and the log (see
 	// fsm/durability.go).
 	SyncState bool
+	// StateCommitInterval lets the batches applied within that long share
+	// one state-file transaction (fsm/group.go); reads commit it first, so
+	// they still see every applied batch. 0 → the default (50 ms);
+	// negative commits every batch on its own.
+	StateCommitInterval time.Duration
 	// BootID replaces the machine's boot id (tests simulate a machine
 	// restart with it); nil → the real one.
 	BootID func() string
@@ -148,6 +153,8 @@ func Defaults() Config {
 		SnapshotInterval:   2 * time.Minute,
 		TrailingLogs:       10240,
 		ClockTolerance:     10 * time.Second,
+
+		StateCommitInterval: 50 * time.Millisecond,
 	}
 }
 
@@ -183,6 +190,7 @@ func (c Config) withDefaults() Config {
 	setD(&c.LeaderLeaseTimeout, d.LeaderLeaseTimeout)
 	setD(&c.SnapshotInterval, d.SnapshotInterval)
 	setD(&c.ClockTolerance, d.ClockTolerance)
+	setD(&c.StateCommitInterval, d.StateCommitInterval)
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = d.SnapshotThreshold
 	}

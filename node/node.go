@@ -136,6 +136,7 @@ func (n *Node) open() error {
 		Observe:      n.met.observeBatch,
 		Fault:        cfg.FSMFault,
 		Unsynced:     !cfg.SyncState,
+		CommitEvery:  max(cfg.StateCommitInterval, 0),
 		BootID:       cfg.BootID,
 		Stop:         n.stop,
 		BeforeCommit: cfg.DiskHooks.beforeCommit(),

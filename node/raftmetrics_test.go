@@ -78,7 +78,8 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 				missing = append(missing, w)
 			}
 		}
-		if len(missing) == 0 || time.Now().After(deadline) {
+		persisted := !strings.Contains(page, `restarea_snapshots_total{outcome="persisted"} 0`)
+		if (len(missing) == 0 && persisted) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -76,9 +76,10 @@ func slowCluster(t *testing.T) ([]*node.Node, []*slowDisk) {
 	return nodes, disks
 }
 
-// TestSlowDiskFollower slows one follower's disk under load: the posts it
-// answers take longer (it answers only once it applied them), the others'
-// do not, and no acknowledged post is lost or stored twice.
+// TestSlowDiskFollower slows one follower's disk under load: it falls
+// behind, but the posts it answers need not take longer (it answers a
+// forwarded write on the leader's result, and the other follower makes
+// the quorum), and no acknowledged post is lost or stored twice.
 func TestSlowDiskFollower(t *testing.T) {
 	testSlowDisk(t, false)
 }
@@ -149,7 +150,10 @@ func testSlowDisk(t *testing.T, leader bool) {
 	n503 := load.counts(slow, http.StatusServiceUnavailable)
 	t.Logf("acknowledged latency p99 %v before; p50 %v, p99 %v (%d posts) while the disk was slow; 503s from the slow node: %d",
 		fast99, slow50, slow99, n, n503)
-	if slow99 <= fast99 && n503 == 0 {
-		t.Errorf("a slow disk changed nothing clients see: p99 %v while slow, %v before, no 503", slow99, fast99)
+	// A follower answers a forwarded write on the leader's result, so its
+	// own disk need not show in its clients' latency (the fast follower
+	// makes the quorum): only a slow leader must show.
+	if leader && slow99 <= fast99 && n503 == 0 {
+		t.Errorf("a slow leader's disk changed nothing clients see: p99 %v while slow, %v before, no 503", slow99, fast99)
 	}
 }

@@ -59,6 +59,7 @@ func runServe(args []string) int {
 	testClockFile := fs.String("test-clock-offset-file", "", "TESTS ONLY: run the wall clock ahead by the duration written in this file (needs --allow-test-clock)")
 	allowTestClock := fs.Bool("allow-test-clock", false, "TESTS ONLY: allow --test-clock-offset-file; never on a production node")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
+	commitEvery := fs.Duration("state-commit-interval", d.StateCommitInterval, "let the batches applied within this long share one state-file commit (reads commit first, so they still see every applied write); 0 commits every batch")
 	if !parseFlags(fs, args) {
 		return 2
 	}
@@ -79,6 +80,13 @@ func runServe(args []string) int {
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
 	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL = *nodeID, *publicURL, *advURL
 	cfg.SnapshotThreshold, cfg.TrailingLogs, cfg.SyncState = *snapThreshold, *trailing, *syncState
+	if *commitEvery < 0 {
+		return fail("--state-commit-interval: %v is negative (0 commits every batch)", *commitEvery)
+	}
+	cfg.StateCommitInterval = *commitEvery
+	if *commitEvery == 0 {
+		cfg.StateCommitInterval = -1
+	}
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
 	cfg.Logger, cfg.Version = logger, buildVersion()
 	cfg.IPv6SourceBits, cfg.MaxConns, cfg.MaxConnsPerSource = *v6bits, *maxConns, *maxConnsSource
