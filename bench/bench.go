@@ -121,17 +121,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Posts = append(rep.Posts, p16, p64)
 	rep.Replay = &rf
+	var clusterProfiles []string
+	var clusterProfiledOps, profiledLeader int
 	if o.ProfileDir != "" && o.Local > 0 {
 		if err := os.MkdirAll(o.ProfileDir, 0o750); err != nil {
 			return nil, err
 		}
 		logf("profiled phase: new posts over http, 64 clients for %s", 2*sz.phase)
-		profilePhase(ctx, t, o.ProfileDir, "cluster", 2*sz.phase, func() {
+		clusterProfiles = profilePhase(ctx, t, o.ProfileDir, "cluster", 2*sz.phase, func() {
 			st, cpu := withCPU(t.Pids, func() Stats {
 				return newPosts(ctx, cl, t.URLs, "http", Load{Clients: 64, Duration: 2 * sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes)
 			})
+			clusterProfiledOps = st.Ops
 			logf("  %.0f posts/s, %.3f ms CPU per post (nodes, profiling on)", st.PerSecond, cpu)
 		}, logf)
+		if li, err := t.Leader(ctx, cl); err == nil {
+			profiledLeader = li + 1
+		}
 	}
 	if len(t.URLs) > 1 {
 		li, err := t.Leader(ctx, cl)
@@ -182,12 +188,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	t.Close()
 
+	var singleProfile string
 	if o.Local > 1 {
-		sf, err := singleNode(ctx, cl, o.Binary, dir+"/single", o.ProfileDir, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
+		sf, sp, err := singleNode(ctx, cl, o.Binary, dir+"/single", o.ProfileDir, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
 		if err != nil {
 			return nil, err
 		}
-		rep.Single = sf
+		rep.Single, singleProfile = sf, sp
+	}
+	if o.ProfileDir != "" && o.Local > 0 {
+		singleOps := 0
+		if rep.Single != nil {
+			singleOps = rep.Single.Ops
+		}
+		rep.ProfileBreakdown = newBreakdown(clusterProfiles, clusterProfiledOps, singleProfile, singleOps, profiledLeader, logf)
+		if rep.ProfileBreakdown != nil {
+			rep.ProfileBreakdown.logTable(logf)
+		}
 	}
 
 	if o.Growth && o.Local > 0 {

@@ -16,9 +16,11 @@ import (
 // serves Go's profiler records a CPU profile of it; the profiles are
 // written to dir as NAME-nodeN.pprof (`go tool pprof` reads them). A node
 // whose profile cannot be taken is reported, not fatal: the phase's
-// figures stand without it.
-func profilePhase(ctx context.Context, t *Target, dir, name string, d time.Duration, phase func(), logf func(string, ...any)) {
+// figures stand without it. It returns the profiles' paths, one per node
+// of t, "" for a node without one.
+func profilePhase(ctx context.Context, t *Target, dir, name string, d time.Duration, phase func(), logf func(string, ...any)) []string {
 	secs := int(math.Ceil(d.Seconds()))
+	paths := make([]string, len(t.PprofAddrs))
 	var wg sync.WaitGroup
 	for i, addr := range t.PprofAddrs {
 		if addr == "" {
@@ -30,7 +32,9 @@ func profilePhase(ctx context.Context, t *Target, dir, name string, d time.Durat
 			defer wg.Done()
 			if err := fetchProfile(ctx, addr, secs, path); err != nil {
 				logf("  profile of node %d: %v", i+1, err)
+				return
 			}
+			paths[i] = path
 		}()
 	}
 	// The profiler starts on the request; give it a moment so the profile
@@ -39,6 +43,7 @@ func profilePhase(ctx context.Context, t *Target, dir, name string, d time.Durat
 	phase()
 	wg.Wait()
 	logf("  CPU profiles written to %s/%s-node*.pprof", dir, name)
+	return paths
 }
 
 func fetchProfile(ctx context.Context, addr string, secs int, path string) error {

@@ -26,6 +26,10 @@ type Report struct {
 	Single        *SingleFigure  `json:"single_node,omitempty"`
 	Growth        []GrowthFigure `json:"growth,omitempty"`
 	Targets       []Check        `json:"targets"`
+
+	// ProfileBreakdown is the CPU per post by component, from the
+	// profiles of a run with a profile directory.
+	ProfileBreakdown *ProfileBreakdown `json:"profile_breakdown,omitempty"`
 }
 
 // NodeMemory is the resident memory of one node of the cluster.
@@ -167,6 +171,10 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "single node, %d seeded (%d after): state.db %.0f MiB, raft.db %.0f MiB, snapshots %.0f MiB; %.0f B/entry (state+raft) vs %.0f B raw JSON = %.2f×; RSS %.0f MiB (anon %.0f, file %.0f)\n",
 			g.Seeded, g.StoredAfter, mib(g.Disk.StateBytes), mib(g.Disk.RaftLogBytes), mib(g.Disk.SnapshotBytes),
 			g.BytesPerEntry, g.RawPerEntry, g.RatioToRaw, mib(g.Memory.RSSBytes), mib(g.Memory.AnonBytes), mib(g.Memory.FileBytes))
+	}
+	if r.ProfileBreakdown != nil {
+		fmt.Fprintln(w)
+		r.ProfileBreakdown.WriteTable(w)
 	}
 	fmt.Fprintln(w, "\ntargets:")
 	for _, c := range r.Targets {
