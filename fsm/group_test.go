@@ -15,7 +15,7 @@ import (
 
 // groupHarness is a harness whose batches share state-file transactions
 // for up to every.
-func groupHarness(t *testing.T, every time.Duration) *harness {
+func groupHarness(t testing.TB, every time.Duration) *harness {
 	t.Helper()
 	h := &harness{t: t, path: filepath.Join(t.TempDir(), "state.db"), now: t0}
 	f, err := fsm.Open(h.path, fsm.Options{CommitEvery: every})

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -73,7 +74,7 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 				settings.GlobalLimit.Count, settings.GlobalLimit.WindowSeconds), nil
 		}
 	}
-	if req.Type == restarea.TypeReply {
+	if req.Type == restarea.TypeReply && !publicQuestion(tx, req.ParentID) {
 		parent, err := getRecord(tx, req.ParentID)
 		if err != nil {
 			return nil, err
@@ -168,10 +169,24 @@ func effectiveVisible(tx *bolt.Tx, r *record) bool {
 		return false
 	}
 	if r.Type == restarea.TypeReply {
-		p, err := getRecord(tx, r.ParentID)
-		return err == nil && p != nil && p.Visible
+		return publicQuestion(tx, r.ParentID)
 	}
 	return true
+}
+
+// publicQuestion reports whether id is a stored, visible question: its
+// sequence number is in the public listing (bThreads holds exactly those,
+// see index). It reads two keys instead of decoding the question, whose
+// body may be 20,000 characters, for every reply posted or replayed.
+func publicQuestion(tx *bolt.Tx, id string) bool {
+	seq := tx.Bucket(bIDs).Get([]byte(id))
+	if seq == nil {
+		return false
+	}
+	// The listing's values are empty, and Get returns nil for an empty
+	// value put in the same transaction: look for the key itself.
+	k, _ := tx.Bucket(bThreads).Cursor().Seek(seq)
+	return bytes.Equal(k, seq)
 }
 
 func firstDifference(a, b restarea.Content) string {
