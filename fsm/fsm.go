@@ -398,7 +398,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	}
 	// Raft records the snapshot at the last index it handed over: the
 	// file must hold every applied batch.
-	if err := f.commitPending(); err != nil {
+	if err := f.commitForRead(true); err != nil {
 		return nil, fmt.Errorf("fsm: snapshot: %w", err)
 	}
 	tx, err := f.db.Begin(false)
@@ -433,7 +433,7 @@ func (f *FSM) WriteTo(w io.Writer) (int64, error) {
 	if f.db == nil {
 		return 0, fmt.Errorf("fsm: backup: no state file")
 	}
-	if err := f.commitPending(); err != nil {
+	if err := f.commitForRead(true); err != nil {
 		return 0, fmt.Errorf("fsm: backup: %w", err)
 	}
 	var n int64

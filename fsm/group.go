@@ -20,7 +20,7 @@ import (
 //   - A batch's results are returned as soon as it is applied to the open
 //     transaction; the node answers the write then, as before.
 //   - Every read of the state (view, Snapshot, WriteTo) commits the open
-//     transaction first, so a read sees every batch applied before it —
+//     transaction first (commitForRead), so a read sees every batch applied before it —
 //     what a client was answered is what it reads back. With nothing
 //     pending this is one atomic load.
 //   - The transaction commits by itself once CommitEvery has passed since
@@ -110,34 +110,20 @@ func (f *FSM) commitGroupLocked() error {
 	return nil
 }
 
-// flush commits the open transaction, if any, before a read. A read during
-// a stall does not try (the timer does): it sees the last committed state.
-// f.mu (read or write) is held.
-func (f *FSM) flush() error {
+// commitForRead commits the open group, if any, for a reader. A plain
+// read during a stall does not try (the timer does) and sees the last
+// committed state; a reader that must see every applied batch (strict: a
+// snapshot, a backup) tries and reports the failure. f.mu (read or write)
+// is held.
+func (f *FSM) commitForRead(strict bool) error {
 	if !f.pending.Load() {
 		return nil
 	}
 	f.gmu.Lock()
 	defer f.gmu.Unlock()
-	if f.g.retries > 0 {
+	if !strict && f.g.retries > 0 {
 		return nil
 	}
-	err := f.commitGroupLocked()
-	if err != nil {
-		f.failedGroup(err)
-	}
-	return err
-}
-
-// commitPending commits the open group for a reader that must see every
-// applied batch (a snapshot, a backup); unlike flush it also tries during
-// a stall and reports the failure. f.mu (read or write) is held.
-func (f *FSM) commitPending() error {
-	if !f.pending.Load() {
-		return nil
-	}
-	f.gmu.Lock()
-	defer f.gmu.Unlock()
 	if err := f.commitGroupLocked(); err != nil {
 		f.failedGroup(err)
 		return err
@@ -155,7 +141,7 @@ func (f *FSM) Flush() error {
 	if f.db == nil {
 		return nil
 	}
-	return f.commitPending()
+	return f.commitForRead(true)
 }
 
 // armLocked makes sure a timer commits the group within d. f.gmu is held.

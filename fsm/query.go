@@ -21,7 +21,7 @@ func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
 	if f.db == nil {
 		return restarea.Errorf(restarea.CodeUnavailable, "node is shutting down")
 	}
-	_ = f.flush() // a failure is a stall: the read answers from the last committed state
+	_ = f.commitForRead(false) // a failure is a stall: the read answers from the last committed state
 	return f.db.View(fn)
 }
 
