@@ -206,12 +206,12 @@ func (n *Node) RemoveLeader(ctx context.Context, id string) error {
 	if id == n.id {
 		// The leader cannot usefully remove itself in one step: hand over
 		// first, then the new leader removes it.
-		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+		if err := n.waitFuture(ctx, n.raft.LeadershipTransfer(), transferWait); err != nil {
 			return unavailable("leadership transfer before removing the leader failed: %v", err)
 		}
 		return cluster.ErrNotLeader
 	}
-	if err := n.raft.RemoveServer(raft.ServerID(id), 0, n.cfg.ApplyTimeout).Error(); err != nil {
+	if err := n.waitFuture(ctx, n.raft.RemoveServer(raft.ServerID(id), 0, n.cfg.ApplyTimeout), n.cfg.ApplyTimeout); err != nil {
 		return unavailable("removing %s failed: %v", id, err)
 	}
 	n.log.Info("member removed", "id", id)
@@ -264,11 +264,17 @@ func (n *Node) TransferLeader(ctx context.Context, id string) error {
 		}
 		f = n.raft.LeadershipTransferToServer(raft.ServerID(id), addr)
 	}
-	if err := f.Error(); err != nil {
+	if err := n.waitFuture(ctx, f, transferWait); err != nil {
 		return unavailable("leadership transfer failed: %v", err)
 	}
 	return nil
 }
+
+// transferWait bounds how long a request waits for a leadership transfer:
+// raft gives up on one after an election timeout, but a request must not
+// hang on a future whose answer comes late or never (a node paused or
+// shutting down meanwhile).
+const transferWait = 10 * time.Second
 
 // Join routes a join request to the leader.
 func (n *Node) Join(ctx context.Context, req cluster.JoinRequest) error {

@@ -155,7 +155,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 // that cannot commit (a stalled disk) but keeps its leadership would
 // otherwise hold the request forever. Giving up is an unknown outcome,
 // which the client resolves by retrying with the same request_id.
-func (n *Node) waitFuture(ctx context.Context, f raft.ApplyFuture, timeout time.Duration) error {
+func (n *Node) waitFuture(ctx context.Context, f raft.Future, timeout time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }() // ends when raft settles the future (at the latest when it shuts down)
 	t := time.NewTimer(timeout)
