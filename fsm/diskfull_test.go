@@ -76,6 +76,21 @@ func bigBatch(t *testing.T, h *harness, n int) []*raft.Log {
 	return logs
 }
 
+// freeAndAwait removes the filler and waits for the batch ApplyBatch was
+// retrying to apply, each post stored.
+func freeAndAwait(t *testing.T, filler string, done <-chan []interface{}) {
+	t.Helper()
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case out := <-done:
+		results(t, out)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the batch did not apply after space was freed")
+	}
+}
+
 // On a full disk ApplyBatch neither panics nor skips: it retries the same
 // batch, reports the stall, keeps the state readable, and applies the
 // batch exactly once when space returns.
@@ -111,20 +126,7 @@ func TestApplyBatchRetriesOnFullDisk(t *testing.T) {
 	if h.f.FailedCommits() < 2 {
 		t.Fatalf("failed commits %d", h.f.FailedCommits())
 	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	var out []interface{}
-	select {
-	case out = <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the batch did not apply after space was freed")
-	}
-	for i, o := range out {
-		if r := asResult(t, o); r.Err != nil || r.Entry == nil {
-			t.Fatalf("result %d: %+v", i, r)
-		}
-	}
+	freeAndAwait(t, filler, done)
 	if h.f.Stalled() != nil || h.f.AppliedIndex() != logs[len(logs)-1].Index {
 		t.Fatalf("after: stall %v, applied %d", h.f.Stalled(), h.f.AppliedIndex())
 	}
@@ -188,12 +190,7 @@ func TestGroupCommitOnFullDisk(t *testing.T) {
 	}
 	filler := fillDisk(t, dir)
 	grouped := bigBatch(t, h, 40)
-	answered := h.f.ApplyBatch(grouped) // into the open group: no disk write yet
-	for i, o := range answered {
-		if r := asResult(t, o); r.Err != nil || r.Entry == nil {
-			t.Fatalf("grouped result %d: %+v", i, r)
-		}
-	}
+	results(t, h.f.ApplyBatch(grouped)) // into the open group: no disk write yet
 	if err := h.f.Flush(); err == nil || !fsm.IsDiskFull(err) {
 		t.Fatalf("flush on a full disk: %v", err)
 	}
@@ -212,20 +209,7 @@ func TestGroupCommitOnFullDisk(t *testing.T) {
 		t.Fatal("a batch applied past a group that cannot commit")
 	default:
 	}
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	var out []interface{}
-	select {
-	case out = <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the batch did not apply after space was freed")
-	}
-	for i, o := range out {
-		if r := asResult(t, o); r.Err != nil || r.Entry == nil {
-			t.Fatalf("result %d: %+v", i, r)
-		}
-	}
+	freeAndAwait(t, filler, done)
 	if h.f.Stalled() != nil {
 		t.Fatalf("still stalled: %+v", h.f.Stalled())
 	}

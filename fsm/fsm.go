@@ -251,38 +251,13 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	f.gmu.Lock()
 	defer f.gmu.Unlock()
 	applied := f.applied.Load()
-	last := applied
-	format := f.LogFormat()
-	clock := f.clock.Load()
 	if f.g.tx == nil {
 		if err := f.beginGroupLocked(); err != nil {
 			return nil, err
 		}
 	}
 	tx := f.g.tx
-	err := func() error {
-		for i, l := range logs {
-			if l.Index <= applied {
-				continue // already in the state file (restart without snapshot restore)
-			}
-			last = l.Index
-			if l.Type != raft.LogCommand {
-				continue
-			}
-			res, err := f.applyCommand(tx, l)
-			if err != nil {
-				return fmt.Errorf("index %d: %w", l.Index, err)
-			}
-			res.Index = l.Index
-			out[i] = res
-		}
-		format = readLogFormat(tx)
-		clock = int64(readU64(tx.Bucket(bMeta).Get(kClock)))
-		if last == applied {
-			return nil
-		}
-		return tx.Bucket(bMeta).Put(kApplied, u64(last))
-	}()
+	last, err := f.applyLogs(tx, logs, applied, out)
 	if err != nil {
 		// The state file did not follow the log this time; skipping the
 		// batch would let this node diverge from the others, so the caller
@@ -291,6 +266,8 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		f.g.tx = nil
 		return nil, err
 	}
+	format := readLogFormat(tx)
+	clock := int64(readU64(tx.Bucket(bMeta).Get(kClock)))
 	before := len(f.g.logs)
 	f.g.logs = append(f.g.logs, logs...)
 	// After a failed commit the apply goroutine itself retries, as without
@@ -311,6 +288,34 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	f.logFormat.Store(int32(format))
 	f.clock.Store(clock)
 	return out, nil
+}
+
+// applyLogs applies the logs after index applied into tx and records the
+// last one as the file's applied index; out, when not nil, receives each
+// command's result at its log's position. It returns the last index.
+func (f *FSM) applyLogs(tx *bolt.Tx, logs []*raft.Log, applied uint64, out []interface{}) (uint64, error) {
+	last := applied
+	for i, l := range logs {
+		if l.Index <= applied {
+			continue // already in the state file (restart without snapshot restore)
+		}
+		last = l.Index
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		res, err := f.applyCommand(tx, l)
+		if err != nil {
+			return applied, fmt.Errorf("index %d: %w", l.Index, err)
+		}
+		if out != nil {
+			res.Index = l.Index
+			out[i] = res
+		}
+	}
+	if last == applied {
+		return last, nil
+	}
+	return last, tx.Bucket(bMeta).Put(kApplied, u64(last))
 }
 
 func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {

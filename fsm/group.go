@@ -61,25 +61,9 @@ func (f *FSM) beginGroupLocked() error {
 	}
 	if len(f.g.logs) > 0 {
 		committed := readU64(tx.Bucket(bMeta).Get(kApplied))
-		last := committed
-		for _, l := range f.g.logs {
-			if l.Index <= committed {
-				continue
-			}
-			last = l.Index
-			if l.Type != raft.LogCommand {
-				continue
-			}
-			if _, err := f.applyCommand(tx, l); err != nil {
-				tx.Rollback()
-				return fmt.Errorf("index %d (applied again after a failed commit): %w", l.Index, err)
-			}
-		}
-		if last > committed {
-			if err := tx.Bucket(bMeta).Put(kApplied, u64(last)); err != nil {
-				tx.Rollback()
-				return err
-			}
+		if _, err := f.applyLogs(tx, f.g.logs, committed, nil); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("applying again after a failed commit: %w", err)
 		}
 	}
 	f.g.tx = tx
