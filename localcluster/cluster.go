@@ -152,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	if err := c.WaitReady(ctx); err != nil {
+	if err := c.waitReady(ctx, true); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -464,13 +464,23 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 
 // WaitReady waits until every running, unpaused node answers /readyz and
 // sees every member.
-func (c *Cluster) WaitReady(ctx context.Context) error {
+func (c *Cluster) WaitReady(ctx context.Context) error { return c.waitReady(ctx, false) }
+
+// waitReady is WaitReady; with all, a node whose process ended (one just
+// started, by Start) fails the wait at once instead of being left out.
+func (c *Cluster) waitReady(ctx context.Context, all bool) error {
 	last := time.Now()
 	for {
 		ready := 0
 		want := 0
 		for i := range c.nodes {
-			if !c.Running(i) || c.nodes[i].paused || c.nodes[i].out {
+			if c.nodes[i].paused || c.nodes[i].out {
+				continue
+			}
+			if !c.Running(i) {
+				if all {
+					return fmt.Errorf("localcluster: a node stopped while the cluster started (logs in %s)%s", c.opts.Dir, c.exited())
+				}
 				continue
 			}
 			want++
@@ -487,10 +497,29 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("localcluster: %d of %d nodes ready (logs in %s): %w", ready, want, c.opts.Dir, ctx.Err())
+			return fmt.Errorf("localcluster: %d of %d nodes ready (logs in %s): %w%s", ready, want, c.opts.Dir, ctx.Err(), c.exited())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// exited describes the nodes whose process ended although they should run
+// (how it ended and the end of its log), for an error that would
+// otherwise only count them: a temporary directory is gone by the time
+// anyone reads it.
+func (c *Cluster) exited() string {
+	var b strings.Builder
+	for i, n := range c.nodes {
+		if n.exited == nil || n.out || c.Running(i) {
+			continue
+		}
+		fmt.Fprintf(&b, "; %s exited (%v)", n.ID, n.exitErr)
+		if log, err := os.ReadFile(n.LogFile); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+			fmt.Fprintf(&b, ", its log ends: %s", strings.Join(lines[max(0, len(lines)-5):], " | "))
+		}
+	}
+	return b.String()
 }
 
 func (c *Cluster) ready(ctx context.Context, i int) bool {
