@@ -2,32 +2,60 @@ package search
 
 import (
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
 	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/restarea/restarea"
 )
 
-// Field names in the index. Title and body are each indexed twice: with
-// English stemming ("posting" finds "posted") and with CJK bigrams (a
-// Japanese word is found inside a sentence that has no spaces); a query
-// asks both.
+// Field names in the index. Title and body are each one field analysed by
+// textAnalyzer.
 const (
-	fTitleEn  = "title_en"
-	fTitleCJK = "title_cjk"
-	fBodyEn   = "body_en"
-	fBodyCJK  = "body_cjk"
-	fType     = "type"
-	fActor    = "actor"
-	fCreated  = "created_at"
+	fTitle   = "title"
+	fBody    = "body"
+	fType    = "type"
+	fActor   = "actor"
+	fCreated = "created_at"
 )
+
+// textAnalyzer is the one analyzer of title and body, for documents and
+// queries alike: English stemming ("posting" finds "posted") and CJK
+// bigrams (a Japanese word is found inside a sentence that has no spaces)
+// in one pass. Mapping version 2 indexed each text twice, once with
+// bleve's "en" analyzer and once with its "cjk" one: tokenizing,
+// inverting and merging every text twice was the larger part of the
+// index's CPU, itself the larger part of a node's CPU per post. The
+// filters are those two analyzers' filters in one chain: the bigram
+// filter only joins CJK tokens and the English filters only change Latin
+// ones (the stemmer leaves words of two letters or fewer, and every
+// bigram, alone), so each token comes out as one of the two analyzers
+// made it — a Latin token as "en" did, plus full-width letters made
+// narrow; a CJK token as "cjk" did. TestAnalyzerMatchesEnAndCJK holds
+// that.
+const textAnalyzer = "restarea_text"
+
+// textAnalyzerConfig defines textAnalyzer (bleve stores it in the index's
+// mapping, so a reopened index analyses queries the same way).
+func textAnalyzerConfig() map[string]interface{} {
+	return map[string]interface{}{
+		"type":      custom.Name,
+		"tokenizer": unicode.Name,
+		"token_filters": []interface{}{
+			cjk.WidthName, en.PossessiveName, lowercase.Name, cjk.BigramName, en.StopName, porter.Name,
+		},
+	}
+}
 
 // mappingVersion changes whenever the mapping does; an index built with
 // another version is rebuilt.
-const mappingVersion = "2" // 2: zap v16 segments (segmentConfig)
+const mappingVersion = "3" // 2: zap v16 segments (segmentConfig); 3: one text field each for title and body (textAnalyzer)
 
 // segmentConfig makes scorch write zap version 16 segments, not bleve
 // v2.6's default 17. Zap 17 clears an in-memory segment's term-dictionary
@@ -70,13 +98,16 @@ func newMapping() mapping.IndexMapping {
 	dt.DocValues = false
 
 	dm := bleve.NewDocumentStaticMapping()
-	dm.AddFieldMappingsAt("title", text(fTitleEn, en.AnalyzerName), text(fTitleCJK, cjk.AnalyzerName))
-	dm.AddFieldMappingsAt("body", text(fBodyEn, en.AnalyzerName), text(fBodyCJK, cjk.AnalyzerName))
+	dm.AddFieldMappingsAt("title", text(fTitle, textAnalyzer))
+	dm.AddFieldMappingsAt("body", text(fBody, textAnalyzer))
 	dm.AddFieldMappingsAt(fType, kw())
 	dm.AddFieldMappingsAt(fActor, kw())
 	dm.AddFieldMappingsAt(fCreated, dt)
 
 	im := bleve.NewIndexMapping()
+	if err := im.AddCustomAnalyzer(textAnalyzer, textAnalyzerConfig()); err != nil {
+		panic(err) // a fixed definition: fails every test if it is wrong
+	}
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = standard.Name
 	im.StoreDynamic = false

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/lang/cjk"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/restarea/restarea"
@@ -154,26 +152,26 @@ func matchesFilters(e restarea.Entry, q restarea.SearchQuery) bool {
 		(q.Since.IsZero() || !e.CreatedAt.Before(q.Since))
 }
 
-// buildQuery matches q.Q against title and body, stemmed and as CJK
-// bigrams, with a bonus for the exact phrase (find_my_post searches by
+// buildQuery matches q.Q against title and body (textAnalyzer: stemmed,
+// and CJK as bigrams), with a bonus for the exact phrase (find_my_post searches by
 // the exact body), then applies the filters.
 func buildQuery(q restarea.SearchQuery) query.Query {
 	var text []query.Query
-	// The analyzer is named on each query: bleve finds a field's analyzer
-	// by the document path ("body"), not by the field's own name.
+	// The analyzer is named on each query, as the fields' mapping names it:
+	// a query on a field without one would use the index's default.
 	for _, f := range []struct {
-		field, analyzer string
-		boost           float64
-	}{{fTitleEn, en.AnalyzerName, 2}, {fBodyEn, en.AnalyzerName, 1}, {fTitleCJK, cjk.AnalyzerName, 2}, {fBodyCJK, cjk.AnalyzerName, 1}} {
+		field string
+		boost float64
+	}{{fTitle, 2}, {fBody, 1}} {
 		m := bleve.NewMatchQuery(q.Q)
 		m.SetField(f.field)
-		m.Analyzer = f.analyzer
+		m.Analyzer = textAnalyzer
 		m.SetBoost(f.boost)
 		text = append(text, m)
-		if f.field == fBodyEn || f.field == fBodyCJK {
+		if f.field == fBody {
 			p := bleve.NewMatchPhraseQuery(q.Q)
 			p.SetField(f.field)
-			p.Analyzer = f.analyzer
+			p.Analyzer = textAnalyzer
 			p.SetBoost(3)
 			text = append(text, p)
 		}

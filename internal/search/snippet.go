@@ -23,15 +23,13 @@ type span struct{ start, end int }
 // sorted and merged (CJK bigrams overlap), within a body of n bytes.
 func bodySpans(locs search.FieldTermLocationMap, n int) []span {
 	var out []span
-	for _, field := range []string{fBodyEn, fBodyCJK} {
-		for _, ls := range locs[field] {
-			for _, l := range ls {
-				s, e := int(l.Start), int(l.End)
-				if s < 0 || e > n || s >= e {
-					continue
-				}
-				out = append(out, span{s, e})
+	for _, ls := range locs[fBody] {
+		for _, l := range ls {
+			s, e := int(l.Start), int(l.End)
+			if s < 0 || e > n || s >= e {
+				continue
 			}
+			out = append(out, span{s, e})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
