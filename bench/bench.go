@@ -37,8 +37,9 @@ type sizes struct {
 	maxOps              int
 	clients, mcpClients []int
 	// rounds is how many alternating rounds share one phase's time
-	// (mixedRounds).
+	// (mixedRounds); warm is the unmeasured lead-in of each round.
 	rounds                   int
+	warm                     time.Duration
 	replayIDs, threadReplies int
 	small, big, bigThread    int
 	bodyBytes                int
@@ -48,11 +49,11 @@ type sizes struct {
 func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{phase: 700 * time.Millisecond, fsync: 500 * time.Millisecond, maxOps: 20_000,
-			clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 2, replayIDs: 1000, threadReplies: 200,
+			clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 2, warm: 200 * time.Millisecond, replayIDs: 1000, threadReplies: 200,
 			small: 1_000, big: 10_000, bigThread: 1_000, bodyBytes: 512, growthRounds: 1}
 	}
 	return sizes{phase: 5 * time.Second, fsync: 2 * time.Second, maxOps: 1_000_000,
-		clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 4, replayIDs: 1000, threadReplies: 1000,
+		clients: []int{1, 8}, mcpClients: []int{1, 8, 64}, rounds: 4, warm: 1500 * time.Millisecond, replayIDs: 1000, threadReplies: 1000,
 		small: 10_000, big: 1_000_000, bigThread: 100_000, bodyBytes: 512, growthRounds: 3}
 }
 
@@ -115,12 +116,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		logf("  %.0f posts/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.3f ms CPU per post (nodes)", st.PerSecond, st.P50Ms, st.P99Ms, st.Errors, cpu)
 		rep.Posts = append(rep.Posts, PostFigure{Channel: "http", Clients: c, Stats: st, CPUMsPerPost: cpu})
 	}
-	p16, p64, rf, err := mixedRounds(ctx, cl, t, sz, logf)
+	p16, p64, rs, err := mixedRounds(ctx, cl, t, sz, logf)
 	if err != nil {
 		return nil, err
 	}
 	rep.Posts = append(rep.Posts, p16, p64)
-	rep.Replay = &rf
+	rep.Replay = &rs.fig
 	var clusterProfiles []string
 	var clusterProfiledOps, profiledLeader int
 	if o.ProfileDir != "" && o.Local > 0 {
@@ -138,6 +139,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if li, err := t.Leader(ctx, cl); err == nil {
 			profiledLeader = li + 1
 		}
+		logf("profiled phase: replays of the storm's request_ids, 64 clients for %s", 2*sz.phase)
+		var replayOps int
+		replayProfiles := profilePhase(ctx, t, o.ProfileDir, "replay", 2*sz.phase, func() {
+			var s sample
+			_, cpu := withCPU(t.Pids, func() Stats {
+				s = rs.replay(ctx, cl, Load{Clients: 64, Duration: 2 * sz.phase, MaxOps: sz.maxOps})
+				return s.stats()
+			})
+			replayOps = len(s.lat)
+			logf("  %.0f replays/s, %.3f ms CPU per replay (nodes, profiling on)", s.stats().PerSecond, cpu)
+		}, logf)
+		rep.ReplayBreakdown = newBreakdown(replayProfiles, replayOps, "", 0, profiledLeader, logf)
 	}
 	if len(t.URLs) > 1 {
 		li, err := t.Leader(ctx, cl)
@@ -190,7 +203,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	var singleProfile string
 	if o.Local > 1 {
-		sf, sp, err := singleNode(ctx, cl, o.Binary, dir+"/single", o.ProfileDir, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.bodyBytes, logf)
+		sf, sp, err := singleNode(ctx, cl, o.Binary, dir+"/single", o.ProfileDir, Load{Clients: 64, Duration: sz.phase, MaxOps: sz.maxOps}, sz.warm, sz.bodyBytes, logf)
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +217,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.ProfileBreakdown = newBreakdown(clusterProfiles, clusterProfiledOps, singleProfile, singleOps, profiledLeader, logf)
 		if rep.ProfileBreakdown != nil {
 			rep.ProfileBreakdown.logTable(logf)
+		}
+		if rep.ReplayBreakdown != nil {
+			logf("  replays, for comparison with new posts above:")
+			rep.ReplayBreakdown.logTable(logf)
 		}
 	}
 

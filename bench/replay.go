@@ -31,6 +31,9 @@ type ReplayFigure struct {
 	// Exact is true when every replay answered the original and the storm
 	// left exactly RequestIDs new entries beside the new posts.
 	Exact bool `json:"exact"`
+	// CPUMsPerPost is the node processes' CPU per answered replay over
+	// the replay rounds (0 when unknown).
+	CPUMsPerPost float64 `json:"cpu_ms_per_replay,omitempty"`
 }
 
 // replaySet is the stored originals of a replay storm.
@@ -96,19 +99,19 @@ func (st *replaySet) replay(ctx context.Context, cl *Client, l Load) sample {
 // originals, plus the new posts acknowledged meanwhile (newPosts, from
 // rounds alternating with the replays), plus at most one per new post
 // whose outcome is unknown (an error answer).
-func (st *replaySet) finish(ctx context.Context, cl *Client, replays, newPosts sample) (ReplayFigure, error) {
-	fig := st.fig
+func (st *replaySet) finish(ctx context.Context, cl *Client, replays, newPosts sample) error {
+	fig := &st.fig
 	fig.Stats = replays.stats()
 	fig.Mismatches = st.mismatches.load()
 	fig.NewPosts, fig.NewPostErrors = len(newPosts.lat), newPosts.errors
 	after, err := settledCount(ctx, cl, st.t)
 	if err != nil {
-		return fig, err
+		return err
 	}
 	fig.StoredAfter = after
 	extra := after - fig.StoredBefore - fig.RequestIDs - fig.NewPosts
 	fig.Exact = fig.Mismatches == 0 && extra >= 0 && extra <= fig.NewPostErrors
-	return fig, nil
+	return nil
 }
 
 // settledCount waits until every node reports the same number of stored

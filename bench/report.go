@@ -11,21 +11,24 @@ import (
 
 // Report is everything one run measured.
 type Report struct {
-	Machine       Machine        `json:"machine"`
-	Target        string         `json:"target"`
-	Nodes         int            `json:"nodes"`
-	Quick         bool           `json:"quick"`
-	StartedAt     string         `json:"started_at"`
-	Seconds       float64        `json:"seconds"`
-	FsyncPerSec   float64        `json:"fsync_per_second"`
-	Posts         []PostFigure   `json:"posts"`
-	Pinned        *PinnedFigure  `json:"one_client_leader_follower,omitempty"`
-	Replay        *ReplayFigure  `json:"replay,omitempty"`
-	Reads         *ReadFigure    `json:"reads,omitempty"`
-	ClusterMemory []NodeMemory   `json:"cluster_memory,omitempty"`
-	Single        *SingleFigure  `json:"single_node,omitempty"`
-	Growth        []GrowthFigure `json:"growth,omitempty"`
-	Targets       []Check        `json:"targets"`
+	Machine     Machine       `json:"machine"`
+	Target      string        `json:"target"`
+	Nodes       int           `json:"nodes"`
+	Quick       bool          `json:"quick"`
+	StartedAt   string        `json:"started_at"`
+	Seconds     float64       `json:"seconds"`
+	FsyncPerSec float64       `json:"fsync_per_second"`
+	Posts       []PostFigure  `json:"posts"`
+	Pinned      *PinnedFigure `json:"one_client_leader_follower,omitempty"`
+	Replay      *ReplayFigure `json:"replay,omitempty"`
+	// ReplayBreakdown is ProfileBreakdown for a profiled phase of replays
+	// (its single-node column empty).
+	ReplayBreakdown *ProfileBreakdown `json:"replay_profile_breakdown,omitempty"`
+	Reads           *ReadFigure       `json:"reads,omitempty"`
+	ClusterMemory   []NodeMemory      `json:"cluster_memory,omitempty"`
+	Single          *SingleFigure     `json:"single_node,omitempty"`
+	Growth          []GrowthFigure    `json:"growth,omitempty"`
+	Targets         []Check           `json:"targets"`
 
 	// ProfileBreakdown is the CPU per post by component, from the
 	// profiles of a run with a profile directory.
@@ -143,7 +146,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		row("new post REST, follower only (alternating)", 1, pf.Follower)
 	}
 	if r.Replay != nil {
-		row(fmt.Sprintf("replay storm (%d ids)", r.Replay.RequestIDs), 64, r.Replay.Stats)
+		rowCPU(fmt.Sprintf("replay storm (%d ids)", r.Replay.RequestIDs), 64, r.Replay.Stats, r.Replay.CPUMsPerPost)
 	}
 	if r.Reads != nil {
 		row("get_thread ("+r.Reads.Role+")", 8, r.Reads.GetThread)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"time"
 )
 
 // SingleFigure is a cluster of one node process under the same 64-client
@@ -15,7 +16,7 @@ type SingleFigure struct {
 // singleNode starts one node under dir, posts to it with l and measures
 // its CPU per post; with a profile directory, it profiles that phase and
 // returns the profile's path ("" if none was written).
-func singleNode(ctx context.Context, cl *Client, binary, dir, profileDir string, l Load, bodyBytes int, logf func(string, ...any)) (*SingleFigure, string, error) {
+func singleNode(ctx context.Context, cl *Client, binary, dir, profileDir string, l Load, lead time.Duration, bodyBytes int, logf func(string, ...any)) (*SingleFigure, string, error) {
 	logf("single node: new posts over http, %d clients for %s", l.Clients, l.Duration)
 	t, err := StartLocal(ctx, binary, 1, dir, profileDir != "", logf)
 	if err != nil {
@@ -26,9 +27,11 @@ func singleNode(ctx context.Context, cl *Client, binary, dir, profileDir string,
 		return nil, "", err
 	}
 	// Unmeasured, so the node is past its first batches and allocations,
-	// as the cluster is by the time it takes 64 clients.
+	// as the cluster is by the time it takes 64 clients, and the measured
+	// window holds the index's work at its steady rate, as the cluster's
+	// rounds do (mixedRounds).
 	warm := l
-	warm.Duration = l.Duration / 5
+	warm.Duration = lead
 	newPosts(ctx, cl, t.URLs, "http", warm, bodyBytes)
 	var st Stats
 	var cpu float64
