@@ -128,7 +128,13 @@ func recordAt(tx *bolt.Tx, seq []byte) (*record, error) {
 	return decodeRecord(v)
 }
 
+// decodeRecord decodes a stored record: by parseRecordJSON when it has
+// the shape appendRecordJSON writes (every record this version stored),
+// else by encoding/json, with the same result either way.
 func decodeRecord(v []byte) (*record, error) {
+	if r, ok := parseRecordJSON(v); ok {
+		return r, nil
+	}
 	var r record
 	if err := json.Unmarshal(v, &r); err != nil {
 		return nil, fmt.Errorf("fsm: stored entry: %w", err)
