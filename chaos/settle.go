@@ -16,6 +16,10 @@ const (
 	maxEntryPages = 100_000
 	readAttempts  = 5
 	readParallel  = 16
+	// nodeDownAfter is how many reads in a row a node may leave
+	// unanswered (each after readAttempts tries) before readAll stops
+	// asking it.
+	nodeDownAfter = 32
 	// maxPolls bounds every polling loop by count; their contexts bound
 	// them by time, which is what normally ends them.
 	maxPolls = 100_000
@@ -112,7 +116,11 @@ type readable struct {
 
 // readAll reads every entry of acked through the public API of every
 // node (REST, local consistency) and returns the reads that did not find
-// it. 5xx answers and transport errors are retried a few times.
+// it. 5xx answers and transport errors are retried a few times. A node
+// whose last nodeDownAfter reads all ended without an answer is taken for
+// down: its remaining reads are reported missing at once instead of each
+// being retried, so a run whose nodes died is checked in seconds, not in
+// hours of retries.
 func readAll(ctx context.Context, hc *http.Client, urls []string, acked map[string]ackedEntry) []readable {
 	type job struct {
 		node int
@@ -122,26 +130,41 @@ func readAll(ctx context.Context, hc *http.Client, urls []string, acked map[stri
 	jobs := make(chan job)
 	var mu sync.Mutex
 	var missing []readable
+	silent := make([]int, len(urls)) // consecutive reads without an answer, under mu
 	var wg sync.WaitGroup
 	for range readParallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				mu.Lock()
+				down := silent[j.node] >= nodeDownAfter
+				mu.Unlock()
 				var a answer
-				for try := range readAttempts {
-					cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-					a = restRead(cctx, hc, urls[j.node], j.e.typ, j.e.id, false)
-					cancel()
-					if Known(a.outcome) || !sleep(ctx, time.Duration(try+1)*200*time.Millisecond) {
-						break
+				if down {
+					a = answer{outcome: OutcomeFailed, err: fmt.Sprintf("not read: the node did not answer its last %d reads", nodeDownAfter)}
+				} else {
+					for try := range readAttempts {
+						cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+						a = restRead(cctx, hc, urls[j.node], j.e.typ, j.e.id, false)
+						cancel()
+						if Known(a.outcome) || !sleep(ctx, time.Duration(try+1)*200*time.Millisecond) {
+							break
+						}
 					}
 				}
-				if a.outcome != OutcomeFound || a.entryID != j.e.id {
-					mu.Lock()
-					missing = append(missing, readable{node: j.node, rid: j.rid, id: j.e.id, outcome: a.outcome, err: a.err})
-					mu.Unlock()
+				mu.Lock()
+				switch {
+				case down:
+				case Known(a.outcome):
+					silent[j.node] = 0
+				default:
+					silent[j.node]++
 				}
+				if a.outcome != OutcomeFound || a.entryID != j.e.id {
+					missing = append(missing, readable{node: j.node, rid: j.rid, id: j.e.id, outcome: a.outcome, err: a.err})
+				}
+				mu.Unlock()
 			}
 		}()
 	}
