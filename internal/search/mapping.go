@@ -55,7 +55,7 @@ func textAnalyzerConfig() map[string]interface{} {
 
 // mappingVersion changes whenever the mapping does; an index built with
 // another version is rebuilt.
-const mappingVersion = "3" // 2: zap v16 segments (segmentConfig); 3: one text field each for title and body (textAnalyzer)
+const mappingVersion = "3" // 2: zap v16 segments (segmentConfig); 3: one text field each for title and body (textAnalyzer), no _all field
 
 // segmentConfig makes scorch write zap version 16 segments, not bleve
 // v2.6's default 17. Zap 17 clears an in-memory segment's term-dictionary
@@ -103,6 +103,10 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fType, kw())
 	dm.AddFieldMappingsAt(fActor, kw())
 	dm.AddFieldMappingsAt(fCreated, dt)
+	// No "_all" field: every query names its fields, and bleve would
+	// otherwise give each document a composite field that every analysed
+	// field is offered to and that every segment carries.
+	dm.AddSubDocumentMapping("_all", bleve.NewDocumentDisabledMapping())
 
 	im := bleve.NewIndexMapping()
 	if err := im.AddCustomAnalyzer(textAnalyzer, textAnalyzerConfig()); err != nil {
