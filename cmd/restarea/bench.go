@@ -24,7 +24,7 @@ func runBench(args []string) int {
 	dir := fs.String("dir", "", "directory for data dirs and scratch files (default: a temporary one, removed afterwards)")
 	quick := fs.Bool("quick", false, "small sizes and short phases: a smoke test that finishes in well under a minute")
 	growth := fs.Bool("growth", false, "with --local: also seed single nodes of 10,000 and 1,000,000 entries for the growth, paging, disk and memory figures (adds many minutes)")
-	profile := fs.String("profile", "", "with --local: also take CPU profiles of every node under 64 clients (cluster and single node) into this directory")
+	profile := fs.String("profile", "", "with --local: also take CPU profiles of every node under 64 clients (new posts and replays on the cluster, new posts on the single node) into this directory")
 	report := fs.String("report", "", "also write the figures as JSON to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	if !parseFlags(fs, args) {
