@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/restarea/restarea/internal/jsonstr"
 )
 
 // DecodeJSON decodes one JSON object from data into v strictly: the bytes
@@ -98,14 +100,14 @@ func loneSurrogate(data []byte) (string, bool) {
 			i++ // skip the escaped character, e.g. \\ or \"
 			continue
 		}
-		v, ok := hex4(data[i+2 : i+6])
+		v, ok := jsonstr.Hex4(data[i+2 : i+6])
 		if !ok {
 			continue
 		}
 		switch {
 		case v >= 0xD800 && v <= 0xDBFF:
 			if i+12 <= len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
-				if w, ok := hex4(data[i+8 : i+12]); ok && w >= 0xDC00 && w <= 0xDFFF {
+				if w, ok := jsonstr.Hex4(data[i+8 : i+12]); ok && w >= 0xDC00 && w <= 0xDFFF {
 					i += 11
 					continue
 				}
@@ -117,22 +119,4 @@ func loneSurrogate(data []byte) (string, bool) {
 		i += 5
 	}
 	return "", false
-}
-
-func hex4(b []byte) (rune, bool) {
-	var v rune
-	for _, c := range b {
-		v <<= 4
-		switch {
-		case '0' <= c && c <= '9':
-			v |= rune(c - '0')
-		case 'a' <= c && c <= 'f':
-			v |= rune(c-'a') + 10
-		case 'A' <= c && c <= 'F':
-			v |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return v, true
 }

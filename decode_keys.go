@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/restarea/restarea/internal/jsonstr"
 )
 
 // exactKeys refuses what encoding/json lets through: a member whose name
@@ -273,73 +273,12 @@ func (s *keyScanner) array(t reflect.Type) error {
 }
 
 // unquoteKey decodes the inside of a JSON string exactly as encoding/json
-// does, including its repairs (a lone surrogate escape or a byte that is
-// not UTF-8 becomes U+FFFD), so that names compare as the decoder saw them.
-// A malformed escape stops decoding; the decoder would have refused it.
+// does, including its repairs, so that names compare as the decoder saw
+// them. The input was already accepted by the decoder, so it is never
+// malformed.
 func unquoteKey(s []byte) []byte {
-	b := make([]byte, 0, len(s))
-	for r := 0; r < len(s); {
-		c := s[r]
-		switch {
-		case c == '\\':
-			if r+1 >= len(s) {
-				return b
-			}
-			switch e := s[r+1]; e {
-			case '"', '\\', '/', '\'':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				rr, ok := escapeU(s[r:])
-				if !ok {
-					return b
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					rr1, ok := escapeU(s[r:])
-					if !ok {
-						rr1 = -1
-					}
-					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
-						r += 6
-						b = utf8.AppendRune(b, dec)
-						continue
-					}
-					rr = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, rr)
-				continue
-			default:
-				return b
-			}
-			r += 2
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(s[r:])
-			b = utf8.AppendRune(b, rr)
-			r += size
-		}
-	}
+	b, _ := jsonstr.Unquote(s)
 	return b
-}
-
-// escapeU decodes a \uXXXX escape at the start of s.
-func escapeU(s []byte) (rune, bool) {
-	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-		return 0, false
-	}
-	return hex4(s[2:6])
 }
 
 // fieldCache holds jsonFields per struct type: reflection over a type's

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/jsonstr"
 )
 
 // parseRecordJSON decodes a record written by appendRecordJSON without
@@ -15,10 +16,10 @@ import (
 // replies each of them), and encoding/json spent most of that time
 // finding its way through the struct. It accepts only that exact shape —
 // the keys in that order, optional ones where appendRecordJSON omits
-// them, nothing between tokens, the escapes appendJSONString writes —
-// and reports false for anything else, which decodeRecord then hands to
-// encoding/json: so whatever it accepts, it decodes to what json.Unmarshal
-// gives (FuzzParseRecordJSON compares the two on arbitrary input).
+// them, nothing between tokens — and reports false for anything else,
+// which decodeRecord then hands to encoding/json: so whatever it accepts,
+// it decodes to what json.Unmarshal gives (FuzzParseRecordJSON compares
+// the two on arbitrary input).
 func parseRecordJSON(v []byte) (*record, bool) {
 	p := recordParser{b: v}
 	r := &record{}
@@ -94,94 +95,39 @@ func (p *recordParser) opt(s string) bool {
 	return true
 }
 
-// str consumes a JSON string. Raw bytes must be valid UTF-8 with no
-// control characters (encoding/json replaces invalid UTF-8, and rejects
-// control characters); escapes are those of appendJSONString, with \u
-// limited to characters outside the surrogate range (encoding/json's
-// handling of lone surrogates is left to it).
+// str consumes a JSON string and decodes it as encoding/json does
+// (jsonstr.Unquote).
 func (p *recordParser) str() string {
 	if p.bad || len(p.b) == 0 || p.b[0] != '"' {
 		p.bad = true
 		return ""
 	}
 	b := p.b[1:]
-	end := bytes.IndexByte(b, '"')
-	if end < 0 {
-		p.bad = true
-		return ""
-	}
-	if raw := b[:end]; bytes.IndexByte(raw, '\\') < 0 {
-		if !validRaw(raw) {
-			p.bad = true
-			return ""
-		}
+	// Most strings hold no escape: the first quote ends them.
+	if end := bytes.IndexByte(b, '"'); end >= 0 && bytes.IndexByte(b[:end], '\\') < 0 && plain(b[:end]) {
 		p.b = b[end+1:]
-		return string(raw)
+		return string(b[:end])
 	}
-	// Escaped: decoded runes are whole and never start with a
-	// continuation byte, so the output is valid UTF-8 exactly when every
-	// raw run is.
-	out := make([]byte, 0, end)
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '"':
-			if !utf8.Valid(out) {
-				p.bad = true
-				return ""
-			}
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++ // the escaped character never ends the string
+		case '"':
+			out, ok := jsonstr.Unquote(b[:i])
 			p.b = b[i+1:]
+			if !ok {
+				p.bad = true
+			}
 			return string(out)
-		case c < 0x20:
-			p.bad = true
-			return ""
-		case c != '\\':
-			out = append(out, c)
-			i++
-			continue
 		}
-		if i+1 >= len(b) {
-			break
-		}
-		switch b[i+1] {
-		case '"', '\\', '/':
-			out = append(out, b[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			if i+6 > len(b) {
-				p.bad = true
-				return ""
-			}
-			n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
-			if err != nil || 0xd800 <= n && n < 0xe000 {
-				p.bad = true
-				return ""
-			}
-			out = utf8.AppendRune(out, rune(n))
-			i += 6
-			continue
-		default:
-			p.bad = true
-			return ""
-		}
-		i += 2
 	}
 	p.bad = true
 	return ""
 }
 
-// validRaw reports whether s may stand unescaped in a JSON string and
-// decodes to itself: valid UTF-8 without control characters.
-func validRaw(s []byte) bool {
+// plain reports whether s stands in a JSON string for itself: valid
+// UTF-8 without control characters (the common case, copied as is).
+func plain(s []byte) bool {
 	for _, c := range s {
 		if c < 0x20 {
 			return false
