@@ -142,13 +142,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		logf("profiled phase: replays of the storm's request_ids, 64 clients for %s", 2*sz.phase)
 		var replayOps int
 		replayProfiles := profilePhase(ctx, t, o.ProfileDir, "replay", 2*sz.phase, func() {
-			var s sample
-			_, cpu := withCPU(t.Pids, func() Stats {
-				s = rs.replay(ctx, cl, Load{Clients: 64, Duration: 2 * sz.phase, MaxOps: sz.maxOps})
-				return s.stats()
+			st, cpu := withCPU(t.Pids, func() Stats {
+				return rs.replay(ctx, cl, Load{Clients: 64, Duration: 2 * sz.phase, MaxOps: sz.maxOps}).stats()
 			})
-			replayOps = len(s.lat)
-			logf("  %.0f replays/s, %.3f ms CPU per replay (nodes, profiling on)", s.stats().PerSecond, cpu)
+			replayOps = st.Ops
+			logf("  %.0f replays/s, %.3f ms CPU per replay (nodes, profiling on)", st.PerSecond, cpu)
 		}, logf)
 		rep.ReplayBreakdown = newBreakdown(replayProfiles, replayOps, "", 0, profiledLeader, logf)
 	}

@@ -37,38 +37,34 @@ func mixedRounds(ctx context.Context, cl *Client, t *Target, sz sizes, logf func
 	var s16, s64, sr, unmeasured sample
 	var cpu, replayCPU time.Duration
 	cpuOK := true
-	// measured runs a round's load after its lead-in (warm) and adds the
-	// nodes' CPU over the measured window only to into, when into is set.
-	measured := func(warm func(Load), run func(Load) sample, into *time.Duration) sample {
+	posts := func(l Load) sample { return newPostsSample(ctx, cl, t.URLs, "http", l, sz.bodyBytes) }
+	replays := func(l Load) sample { return st.replay(ctx, cl, l) }
+	// round runs clients of run for sz.warm, adding that sample to lead
+	// when it is set, then for d, the measured window, whose node CPU it
+	// adds to cpuInto when that is set.
+	round := func(run func(Load) sample, clients int, lead *sample, cpuInto *time.Duration) sample {
 		if sz.warm > 0 {
-			warm(Load{Clients: 64, Duration: sz.warm, MaxOps: sz.maxOps})
+			w := run(Load{Clients: clients, Duration: sz.warm, MaxOps: sz.maxOps})
+			if lead != nil {
+				lead.add(w)
+			}
 		}
 		before, ok1 := cpuOf(t.Pids)
-		s := run(Load{Clients: 64, Duration: d, MaxOps: sz.maxOps})
+		s := run(Load{Clients: clients, Duration: d, MaxOps: sz.maxOps})
 		after, ok2 := cpuOf(t.Pids)
-		if into != nil {
+		if cpuInto != nil {
 			if ok1 && ok2 {
-				*into += after - before
+				*cpuInto += after - before
 			} else {
 				cpuOK = false
 			}
 		}
 		return s
 	}
-	posts := func(clients int) (func(Load), func(Load) sample) {
-		run := func(l Load) sample {
-			l.Clients = clients
-			return newPostsSample(ctx, cl, t.URLs, "http", l, sz.bodyBytes)
-		}
-		return func(l Load) { unmeasured.add(run(l)) }, run
-	}
-	replays := func(l Load) sample { return st.replay(ctx, cl, l) }
 	for r := 0; r < rounds; r++ {
-		w16, r16 := posts(16)
-		s16.add(measured(w16, r16, nil))
-		w64, r64 := posts(64)
-		s64.add(measured(w64, r64, &cpu))
-		sr.add(measured(func(l Load) { replays(l) }, replays, &replayCPU))
+		s16.add(round(posts, 16, &unmeasured, nil))
+		s64.add(round(posts, 64, &unmeasured, &cpu))
+		sr.add(round(replays, 64, nil, &replayCPU))
 	}
 	p16 := PostFigure{Channel: "http", Clients: 16, Stats: s16.stats()}
 	p64 := PostFigure{Channel: "http", Clients: 64, Stats: s64.stats()}
@@ -85,10 +81,10 @@ func mixedRounds(ctx context.Context, cl *Client, t *Target, sz sizes, logf func
 	err = st.finish(ctx, cl, sr, newPosts)
 	rf := &st.fig
 	if cpuOK && rf.Ops > 0 {
-		rf.CPUMsPerPost = ms(replayCPU) / float64(rf.Ops)
+		rf.CPUMsPerReplay = ms(replayCPU) / float64(rf.Ops)
 	}
 	if err == nil {
-		logf("  %.0f replays/s, p99 %.1f ms, %.3f ms CPU per replay (nodes); stored %d → %d with %d new posts alongside (exact: %v)", rf.PerSecond, rf.P99Ms, rf.CPUMsPerPost, rf.StoredBefore, rf.StoredAfter, rf.NewPosts, rf.Exact)
+		logf("  %.0f replays/s, p99 %.1f ms, %.3f ms CPU per replay (nodes); stored %d → %d with %d new posts alongside (exact: %v)", rf.PerSecond, rf.P99Ms, rf.CPUMsPerReplay, rf.StoredBefore, rf.StoredAfter, rf.NewPosts, rf.Exact)
 	}
 	return p16, p64, st, err
 }

@@ -31,9 +31,9 @@ type ReplayFigure struct {
 	// Exact is true when every replay answered the original and the storm
 	// left exactly RequestIDs new entries beside the new posts.
 	Exact bool `json:"exact"`
-	// CPUMsPerPost is the node processes' CPU per answered replay over
-	// the replay rounds (0 when unknown).
-	CPUMsPerPost float64 `json:"cpu_ms_per_replay,omitempty"`
+	// CPUMsPerReplay is the node processes' CPU per answered replay over
+	// the measured replay rounds (0 when unknown).
+	CPUMsPerReplay float64 `json:"cpu_ms_per_replay,omitempty"`
 }
 
 // replaySet is the stored originals of a replay storm.

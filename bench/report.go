@@ -146,7 +146,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		row("new post REST, follower only (alternating)", 1, pf.Follower)
 	}
 	if r.Replay != nil {
-		rowCPU(fmt.Sprintf("replay storm (%d ids)", r.Replay.RequestIDs), 64, r.Replay.Stats, r.Replay.CPUMsPerPost)
+		rowCPU(fmt.Sprintf("replay storm (%d ids)", r.Replay.RequestIDs), 64, r.Replay.Stats, r.Replay.CPUMsPerReplay)
 	}
 	if r.Reads != nil {
 		row("get_thread ("+r.Reads.Role+")", 8, r.Reads.GetThread)
