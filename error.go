@@ -3,12 +3,11 @@ package restarea
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 )
 
 // Code is a machine-readable error code. Every code maps to exactly one HTTP
-// status (see HTTPStatus), so REST and MCP answers agree.
+// status (the table is internal/httpx.Status), so REST and MCP answers agree.
 type Code string
 
 // The error codes of SPEC sections 2–5, plus the transport-level ones.
@@ -31,35 +30,19 @@ const (
 	CodeUnavailable          Code = "unavailable"
 )
 
-// statusByCode is the one table from error code to HTTP status.
-var statusByCode = map[Code]int{
-	CodeInvalidRequest:       http.StatusBadRequest,
-	CodeUnauthorized:         http.StatusUnauthorized,
-	CodeForbidden:            http.StatusForbidden,
-	CodeNotFound:             http.StatusNotFound,
-	CodeParentNotFound:       http.StatusNotFound,
-	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
-	CodeConflict:             http.StatusConflict,
-	CodeDeleted:              http.StatusGone,
-	CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	CodeInvalidParent:        http.StatusUnprocessableEntity,
-	CodeRateLimited:          http.StatusTooManyRequests,
-	CodeGlobalRateLimited:    http.StatusTooManyRequests,
-	CodeInternal:             http.StatusInternalServerError,
-	CodeWritesDisabled:       http.StatusServiceUnavailable,
-	CodeUnavailable:          http.StatusServiceUnavailable,
-}
-
-// HTTPStatus returns the HTTP status for code; unknown codes are 500.
-func HTTPStatus(code Code) int {
-	if s, ok := statusByCode[code]; ok {
-		return s
+// Retryable reports whether a request refused with code may succeed later
+// unchanged: a rate limit, writes switched off, or a node that cannot
+// decide now. These are the codes answered 429 or 503 over HTTP, and the
+// ones whose answers carry a retry delay.
+func (c Code) Retryable() bool {
+	switch c {
+	case CodeRateLimited, CodeGlobalRateLimited, CodeWritesDisabled, CodeUnavailable:
+		return true
 	}
-	return http.StatusInternalServerError
+	return false
 }
 
-// Error is an error with a code, a human message and, for 429 and 503, the
+// Error is an error with a code, a human message and, when it is Retryable, the
 // delay after which a retry makes sense.
 type Error struct {
 	Code       Code
@@ -106,7 +89,7 @@ func ErrorMessage(err error) string {
 }
 
 // RetryAfterSeconds returns the retry delay of err in whole seconds, rounded
-// up, or 0 when err carries none. 429 and 503 answers always get at least 1.
+// up, or 0 when err carries none. Retryable codes always get at least 1.
 func RetryAfterSeconds(err error) int {
 	var e *Error
 	if !errors.As(err, &e) {
@@ -115,8 +98,7 @@ func RetryAfterSeconds(err error) int {
 	secs := int((e.RetryAfter + time.Second - 1) / time.Second)
 	if secs < 1 {
 		secs = 0 // a delay already past is no delay
-		switch HTTPStatus(e.Code) {
-		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if e.Code.Retryable() {
 			secs = 1
 		}
 	}

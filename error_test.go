@@ -4,45 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/restarea/restarea"
 )
-
-func TestHTTPStatus(t *testing.T) {
-	tests := []struct {
-		code restarea.Code
-		want int
-	}{
-		{restarea.CodeInvalidRequest, http.StatusBadRequest},
-		{restarea.CodeUnauthorized, http.StatusUnauthorized},
-		{restarea.CodeForbidden, http.StatusForbidden},
-		{restarea.CodeNotFound, http.StatusNotFound},
-		{restarea.CodeParentNotFound, http.StatusNotFound},
-		{restarea.CodeMethodNotAllowed, http.StatusMethodNotAllowed},
-		{restarea.CodeConflict, http.StatusConflict},
-		{restarea.CodeDeleted, http.StatusGone},
-		{restarea.CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
-		{restarea.CodeUnsupportedMediaType, http.StatusUnsupportedMediaType},
-		{restarea.CodeInvalidParent, http.StatusUnprocessableEntity},
-		{restarea.CodeRateLimited, http.StatusTooManyRequests},
-		{restarea.CodeGlobalRateLimited, http.StatusTooManyRequests},
-		{restarea.CodeInternal, http.StatusInternalServerError},
-		{restarea.CodeWritesDisabled, http.StatusServiceUnavailable},
-		{restarea.CodeUnavailable, http.StatusServiceUnavailable},
-		// unknown codes
-		{"", http.StatusInternalServerError},
-		{"no_such_code", http.StatusInternalServerError},
-		{"NOT_FOUND", http.StatusInternalServerError},
-	}
-	for _, tt := range tests {
-		if got := restarea.HTTPStatus(tt.code); got != tt.want {
-			t.Errorf("HTTPStatus(%q) = %d, want %d", tt.code, got, tt.want)
-		}
-	}
-}
 
 func TestCodeStrings(t *testing.T) {
 	// The wire names of SPEC sections 2–5.

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // requireToken lets a request through only with "Authorization: Bearer
@@ -171,7 +172,7 @@ func (s *server) putSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var patch restarea.SettingsPatch
-	if err := restarea.DecodeJSON(data, &patch); err != nil {
+	if err := decode.JSON(data, &patch); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // publicMember is a member as GET /api/v1/cluster shows it to anyone: who
@@ -115,7 +116,7 @@ func (s *server) transferLeadership(w http.ResponseWriter, r *http.Request) {
 		ID string `json:"id,omitempty"`
 	}
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := restarea.DecodeJSON(data, &req); err != nil {
+		if err := decode.JSON(data, &req); err != nil {
 			s.fail(w, r, err)
 			return
 		}

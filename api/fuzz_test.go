@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // FuzzPostEntries sends arbitrary bodies to POST /api/v1/entries: whatever
@@ -63,7 +64,7 @@ func FuzzPostEntries(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &shape); err != nil {
 			t.Fatalf("answer is not JSON: %v: %s", err, rec.Body)
 		}
-		_, decodeErr := restarea.DecodePostRequest(body)
+		_, decodeErr := decode.PostRequest(body)
 		switch rec.Code {
 		case http.StatusCreated:
 			if decodeErr != nil || shape.Data == nil {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // healthz is GET /healthz: the process is alive and serving HTTP. It asks

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // unmatchedRoute labels requests that reached no route, so that metrics

@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 func TestMethodNotAllowed(t *testing.T) {

@@ -7,7 +7,8 @@ import (
 	"net/http"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // postedEntry is the entry of a post answer: the entry's own JSON plus
@@ -41,7 +42,7 @@ func (s *server) post(w http.ResponseWriter, r *http.Request, call postFunc, que
 		s.fail(w, r, err)
 		return
 	}
-	req, err := restarea.DecodePostRequest(data)
+	req, err := decode.PostRequest(data)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // listThreads is GET /api/v1/threads.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // routes builds the routing table. Patterns carry no method, so that the

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // searchEntries is GET /api/v1/search?q=&type=&actor=&since=&cursor=&limit=.

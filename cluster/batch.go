@@ -12,7 +12,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // pathApplyBatch carries several forwarded commands in one request: a

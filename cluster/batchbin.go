@@ -9,7 +9,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // pathApplyBatchBin carries a batch of forwarded commands in the log's own

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 	"github.com/restarea/restarea/transport"
 )
 

@@ -9,7 +9,8 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // Backend is the node as the cluster channel sees it. The leader-only
@@ -40,7 +41,7 @@ func InternalHandler(b Backend, g *Guard) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+pathApply, g.signed(maxApplyBody, func(w http.ResponseWriter, r *http.Request) {
 		var cmd fsm.Command
-		if !decode(w, r, &cmd) {
+		if !decodeBody(w, r, &cmd) {
 			return
 		}
 		res, err := b.ApplyLeader(r.Context(), &cmd)
@@ -92,17 +93,17 @@ func PublicHandler(b Backend, g *Guard) http.Handler {
 func action[T any](do func(context.Context, T) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req T
-		if !decode(w, r, &req) {
+		if !decodeBody(w, r, &req) {
 			return
 		}
 		writeOK(w, do(r.Context(), req))
 	}
 }
 
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(r.Body)
 	if err == nil {
-		err = restarea.DecodeJSON(body, v)
+		err = decode.JSON(body, v)
 	}
 	if err != nil {
 		httpx.WriteError(w, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // t0 is the harness's starting clock (Unix nanoseconds).
@@ -194,7 +195,7 @@ func ptr[T any](v T) *T { return &v }
 func status(r *fsm.Result) int {
 	switch {
 	case r.Err != nil:
-		return restarea.HTTPStatus(r.Err.Code)
+		return httpx.Status(r.Err.Code)
 	case r.Replayed:
 		return 200
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // tools answers the service-backed tool calls.
@@ -24,7 +25,7 @@ func (t tools) postEntry(ctx context.Context, args json.RawMessage) Result {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req, err := restarea.DecodePostRequest(args)
+	req, err := decode.PostRequest(args)
 	if err != nil {
 		return errorResult(err)
 	}

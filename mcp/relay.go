@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // RelayConfig configures NewRelay. Zero members get defaults.

@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // Result is the structured content of every rest.area tool (SPEC section
@@ -42,7 +42,7 @@ func errorResult(err error) Result {
 	}
 	code := restarea.ErrorCode(err)
 	return Result{
-		HTTPStatus:        restarea.HTTPStatus(code),
+		HTTPStatus:        httpx.Status(code),
 		Error:             &httpx.ErrorBody{Code: code, Message: restarea.ErrorMessage(err)},
 		RetryAfterSeconds: restarea.RetryAfterSeconds(err),
 	}

@@ -15,7 +15,8 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/decode"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // toolFunc answers one tool call from its raw arguments.
@@ -110,7 +111,7 @@ func decodeArgs(args json.RawMessage, v any) error {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return restarea.DecodeJSON(args, v)
+	return decode.JSON(args, v)
 }
 
 func newRequestID(_ context.Context, args json.RawMessage) Result {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/restarea/restarea/api"
 	"github.com/restarea/restarea/cluster"
-	"github.com/restarea/restarea/httpx"
 	"github.com/restarea/restarea/internal/console"
+	"github.com/restarea/restarea/internal/httpx"
+	"github.com/restarea/restarea/internal/web"
 	"github.com/restarea/restarea/mcp"
-	"github.com/restarea/restarea/web"
 )
 
 // Handler returns the node's whole HTTP surface: the REST API, /mcp, the

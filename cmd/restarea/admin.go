@@ -14,6 +14,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 func init() {
@@ -295,7 +296,7 @@ func adminExit(err error) (int, string) {
 	case !errors.As(err, &e):
 		return adminRefused, err.Error()
 	}
-	msg := fmt.Sprintf("%d %s: %s", restarea.HTTPStatus(e.Code), e.Code, e.Message)
+	msg := fmt.Sprintf("%d %s: %s", httpx.Status(e.Code), e.Code, e.Message)
 	switch e.Code {
 	case restarea.CodeUnauthorized, restarea.CodeForbidden:
 		return adminUnauthorized, msg + " (check --admin-token: every node of a cluster has the same one)"

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/restarea/restarea/bench"
+	"github.com/restarea/restarea/internal/bench"
 )
 
 func init() {

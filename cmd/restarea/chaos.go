@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/restarea/restarea/chaos"
-	"github.com/restarea/restarea/localcluster"
+	"github.com/restarea/restarea/internal/chaos"
+	"github.com/restarea/restarea/internal/localcluster"
 )
 
 func init() {

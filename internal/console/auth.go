@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // loginForm is GET /admin/login. The form is bound to a nonce in a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 //go:embed templates/*.html
@@ -100,7 +101,7 @@ func (s *server) message(w http.ResponseWriter, r *http.Request, status int, tit
 // service's words describe the request, never secrets).
 func (s *server) fail(w http.ResponseWriter, r *http.Request, sess session, err error) {
 	code := restarea.ErrorCode(err)
-	status := restarea.HTTPStatus(code)
+	status := httpx.Status(code)
 	if status >= 500 {
 		s.log.Warn("console: service call failed", "path", r.URL.Path, "err", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // Cookie names. The session cookie is scoped to /admin, so the public

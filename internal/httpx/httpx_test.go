@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // prefixes parses trusted proxies as the --trusted-proxies flag does.

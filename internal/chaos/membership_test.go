@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/localcluster"
+	"github.com/restarea/restarea/internal/localcluster"
 )
 
 // The membership class adds its four kinds to a schedule, for clusters

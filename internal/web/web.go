@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/httpx"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // Config is what the pages need from a node.

@@ -1,4 +1,4 @@
-package restarea
+package decode
 
 import (
 	"bytes"
@@ -10,25 +10,27 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/restarea/restarea"
+
 	"github.com/restarea/restarea/internal/jsonstr"
 )
 
-// DecodeJSON decodes one JSON object from data into v strictly: the bytes
+// JSON decodes one JSON object from data into v strictly: the bytes
 // must be valid UTF-8 with no lone surrogate escapes, unknown fields and
 // trailing data are refused, member names must match exactly (letter case
 // included) and appear once, and a type mismatch names the field. Every
 // failure is an *Error with CodeInvalidRequest. A JSON null is taken as an
 // object with no members (v is left unchanged): MCP tool calls may send
 // "arguments": null.
-func DecodeJSON(data []byte, v any) error {
+func JSON(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return Errorf(CodeInvalidRequest, "request body is empty; a JSON object is required")
+		return restarea.Errorf(restarea.CodeInvalidRequest, "request body is empty; a JSON object is required")
 	}
 	if !utf8.Valid(data) {
-		return Errorf(CodeInvalidRequest, "request body is not valid UTF-8")
+		return restarea.Errorf(restarea.CodeInvalidRequest, "request body is not valid UTF-8")
 	}
 	if field, ok := loneSurrogate(data); ok {
-		return Errorf(CodeInvalidRequest, "request body contains an invalid \\u escape (lone surrogate) near %q", field)
+		return restarea.Errorf(restarea.CodeInvalidRequest, "request body contains an invalid \\u escape (lone surrogate) near %q", field)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -36,16 +38,16 @@ func DecodeJSON(data []byte, v any) error {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Errorf(CodeInvalidRequest, "request body has data after the JSON object")
+		return restarea.Errorf(restarea.CodeInvalidRequest, "request body has data after the JSON object")
 	}
 	return exactKeys(data, reflect.TypeOf(v))
 }
 
-// DecodePostRequest decodes and validates a post request body. The result
+// PostRequest decodes and validates a post request body. The result
 // is normalised (see PostRequest.Normalize).
-func DecodePostRequest(data []byte) (PostRequest, error) {
-	var r PostRequest
-	if err := DecodeJSON(data, &r); err != nil {
+func PostRequest(data []byte) (restarea.PostRequest, error) {
+	var r restarea.PostRequest
+	if err := JSON(data, &r); err != nil {
 		return r, err
 	}
 	return r.Normalize()
@@ -56,21 +58,21 @@ func jsonError(err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return Errorf(CodeInvalidRequest, "malformed JSON at byte %d: %s", syn.Offset, syn.Error())
+		return restarea.Errorf(restarea.CodeInvalidRequest, "malformed JSON at byte %d: %s", syn.Offset, syn.Error())
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
-			return Errorf(CodeInvalidRequest, "request body must be a JSON object, not %s", typ.Value)
+			return restarea.Errorf(restarea.CodeInvalidRequest, "request body must be a JSON object, not %s", typ.Value)
 		}
-		return Errorf(CodeInvalidRequest, "%s must be %s, not %s", field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
+		return restarea.Errorf(restarea.CodeInvalidRequest, "%s must be %s, not %s", field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return Errorf(CodeInvalidRequest, "malformed JSON: unexpected end of input")
+		return restarea.Errorf(restarea.CodeInvalidRequest, "malformed JSON: unexpected end of input")
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return Errorf(CodeInvalidRequest, "unknown field %s", f)
+		return restarea.Errorf(restarea.CodeInvalidRequest, "unknown field %s", f)
 	}
-	return Errorf(CodeInvalidRequest, "malformed JSON: %s", strings.TrimPrefix(msg, "json: "))
+	return restarea.Errorf(restarea.CodeInvalidRequest, "malformed JSON: %s", strings.TrimPrefix(msg, "json: "))
 }
 
 func jsonTypeName(kind string) string {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/fsm"
-	"github.com/restarea/restarea/localcluster"
+	"github.com/restarea/restarea/internal/localcluster"
 )
 
 // buildBinary builds cmd/restarea into a temporary directory, or skips.

@@ -1,4 +1,4 @@
-package restarea
+package decode
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/restarea/restarea"
 )
 
 // exactKeysOracle is the token-stream implementation exactKeys replaced.
@@ -44,11 +46,11 @@ func walkKeysOracle(dec *json.Decoder, t reflect.Type, path string) error {
 			if fields != nil {
 				var known bool
 				if ft, known = fields[key]; !known {
-					return Errorf(CodeInvalidRequest, "unknown field %q (field names are case-sensitive)", name)
+					return restarea.Errorf(restarea.CodeInvalidRequest, "unknown field %q (field names are case-sensitive)", name)
 				}
 			}
 			if seen[key] {
-				return Errorf(CodeInvalidRequest, "%s is given twice", name)
+				return restarea.Errorf(restarea.CodeInvalidRequest, "%s is given twice", name)
 			}
 			seen[key] = true
 			if err := walkKeysOracle(dec, ft, name); err != nil {
@@ -125,10 +127,10 @@ type keysOuter struct {
 }
 
 var (
-	typePost  = reflect.TypeOf(&PostRequest{})
+	typePost  = reflect.TypeOf(&restarea.PostRequest{})
 	typeOuter = reflect.TypeOf(&keysOuter{})
 	typeEmpty = reflect.TypeOf(struct{}{})
-	typeSlice = reflect.TypeOf([]PostRequest{})
+	typeSlice = reflect.TypeOf([]restarea.PostRequest{})
 	typeMap   = reflect.TypeOf(map[string]any{})
 )
 
@@ -238,7 +240,7 @@ func keysMessage(err error) string {
 	if err == nil {
 		return ""
 	}
-	return ErrorMessage(err)
+	return restarea.ErrorMessage(err)
 }
 
 func TestExactKeys(t *testing.T) {
@@ -252,8 +254,8 @@ func TestExactKeys(t *testing.T) {
 				if got := keysMessage(err); got != tc.want {
 					t.Errorf("%s = %q, want %q", impl, got, tc.want)
 				}
-				if err != nil && ErrorCode(err) != CodeInvalidRequest {
-					t.Errorf("%s code = %q", impl, ErrorCode(err))
+				if err != nil && restarea.ErrorCode(err) != restarea.CodeInvalidRequest {
+					t.Errorf("%s code = %q", impl, restarea.ErrorCode(err))
 				}
 			}
 		})
@@ -299,10 +301,10 @@ func FuzzExactKeys(f *testing.F) {
 // BenchmarkExactKeys compares the byte scanner with the token walk it
 // replaced on the body BenchmarkDecodeNormalize decodes.
 func BenchmarkExactKeys(b *testing.B) {
-	body, _ := json.Marshal(PostRequest{
-		RequestID: "0f8fad5b-d9cb-469f-a165-70867728950e", Type: TypeQuestion, Title: "a question",
-		Body: strings.Repeat("é", 256), Actor: Actor{Name: "bench", Model: "m"},
-		SubmissionMode: ModeAutonomous,
+	body, _ := json.Marshal(restarea.PostRequest{
+		RequestID: "0f8fad5b-d9cb-469f-a165-70867728950e", Type: restarea.TypeQuestion, Title: "a question",
+		Body: strings.Repeat("é", 256), Actor: restarea.Actor{Name: "bench", Model: "m"},
+		SubmissionMode: restarea.ModeAutonomous,
 	})
 	for _, bc := range []struct {
 		name string

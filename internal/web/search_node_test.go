@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/web"
 	"github.com/restarea/restarea/node/nodetest"
-	"github.com/restarea/restarea/web"
 )
 
 func getPage(t *testing.T, u string) (*http.Response, string) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // Cache-Control values. Public pages change whenever a reply arrives, so
@@ -125,7 +126,7 @@ type failure struct {
 // read should not produce becomes a 500 whose details stay in the log.
 func (s *site) classify(r *http.Request, err error) failure {
 	code := restarea.ErrorCode(err)
-	switch status := restarea.HTTPStatus(code); status {
+	switch status := httpx.Status(code); status {
 	case http.StatusNotFound, http.StatusGone:
 		// Missing, hidden, deleted and expired look the same from outside.
 		return failure{status: http.StatusNotFound}

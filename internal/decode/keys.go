@@ -1,4 +1,4 @@
-package restarea
+package decode
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/restarea/restarea"
 
 	"github.com/restarea/restarea/internal/jsonstr"
 )
@@ -66,9 +68,9 @@ func (e *keyError) name() string {
 
 func (e *keyError) toError() error {
 	if e.twice {
-		return Errorf(CodeInvalidRequest, "%s is given twice", e.name())
+		return restarea.Errorf(restarea.CodeInvalidRequest, "%s is given twice", e.name())
 	}
-	return Errorf(CodeInvalidRequest, "unknown field %q (field names are case-sensitive)", e.name())
+	return restarea.Errorf(restarea.CodeInvalidRequest, "unknown field %q (field names are case-sensitive)", e.name())
 }
 
 type keyScanner struct {

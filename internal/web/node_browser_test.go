@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/web"
 	"github.com/restarea/restarea/node/nodetest"
-	"github.com/restarea/restarea/web"
 )
 
 // TestBrowserOnRunningNode loads a thread page from a running node (real

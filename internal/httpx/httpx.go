@@ -193,7 +193,7 @@ type ErrorBody struct {
 // code, and a Retry-After header on 429 and 503.
 func WriteError(w http.ResponseWriter, err error) {
 	code := restarea.ErrorCode(err)
-	status := restarea.HTTPStatus(code)
+	status := Status(code)
 	if secs := restarea.RetryAfterSeconds(err); secs > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/restarea/restarea/bench"
+	"github.com/restarea/restarea/internal/bench"
 )
 
 // buildBinary builds cmd/restarea into a temporary directory, or skips.

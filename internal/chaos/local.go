@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/restarea/restarea/localcluster"
+	"github.com/restarea/restarea/internal/localcluster"
 )
 
 // LocalArgs are the `restarea serve` flags the chaos command gives local

@@ -1,4 +1,4 @@
-package restarea_test
+package decode_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/decode"
 )
 
 // BenchmarkDecodeNormalize decodes and normalises a post with a 512-byte
@@ -19,7 +20,7 @@ func BenchmarkDecodeNormalize(b *testing.B) {
 	})
 	b.SetBytes(int64(len(body)))
 	for i := 0; i < b.N; i++ {
-		req, err := restarea.DecodePostRequest(body)
+		req, err := decode.PostRequest(body)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/restarea/restarea/localcluster"
+	"github.com/restarea/restarea/internal/localcluster"
 )
 
 // Target is the cluster under test: node URLs, which one leads, and —
