@@ -113,6 +113,16 @@ func ValidRequestID(s string) bool {
 	return false
 }
 
+// NormalizeOperator is Normalize for a post by the operator, who posts
+// questions only.
+func (r PostRequest) NormalizeOperator() (PostRequest, error) {
+	r, err := r.Normalize()
+	if err == nil && r.Type != TypeQuestion {
+		return r, invalid("type", "must be question: operators post questions only")
+	}
+	return r, err
+}
+
 // Normalize validates r and returns its normalised form: text fields in NFC
 // with unified newlines, UUIDs in lowercase. Errors are *Error with
 // CodeInvalidRequest and a message naming the field. Normalize is

@@ -7,14 +7,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // GET /api/v1/admin/audit over real HTTP against a real node: the
 // operator's changes, newest first, with what changed and where the
 // request came from; paging; the token; bad parameters.
 func TestEndToEndAudit(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(token))
+	n := testnode.Start(t, testnode.WithAdminToken(token))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, err := n.ClusterStatus(context.Background())

@@ -15,7 +15,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // These tests run the REST API over real HTTP on loopback against a real
@@ -86,7 +86,7 @@ func expect(t *testing.T, what string, a answer, status int, code string) {
 }
 
 func TestEndToEndPostingRules(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(token))
+	n := testnode.Start(t, testnode.WithAdminToken(token))
 	base := n.URL()
 	entries, admin := base+"/api/v1/entries", base+"/api/v1/admin"
 
@@ -163,7 +163,7 @@ func TestEndToEndPostingRules(t *testing.T) {
 }
 
 func TestEndToEndBadInput(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(token))
+	n := testnode.Start(t, testnode.WithAdminToken(token))
 	entries := n.URL() + "/api/v1/entries"
 	good := post(uuid.NewString(), "question", "", "t", "b")
 	goodJSON, _ := json.Marshal(good)
@@ -198,12 +198,12 @@ func TestEndToEndBadInput(t *testing.T) {
 	if got := page.data["entries"].([]any); len(got) != 0 {
 		t.Fatalf("bad input stored %d entries", len(got))
 	}
-	off := nodetest.Start(t)
+	off := testnode.Start(t)
 	expect(t, "admin off", do(t, "GET", off.URL()+"/api/v1/admin/settings", "anything", nil), 404, "not_found")
 }
 
 func TestEndToEndPagingAndBackup(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(token))
+	n := testnode.Start(t, testnode.WithAdminToken(token))
 	base := n.URL()
 	q := do(t, "POST", base+"/api/v1/entries", "", post(uuid.NewString(), "question", "", "paged", "b"))
 	qid := q.data["id"].(string)

@@ -80,6 +80,10 @@ func entryFrom(req restarea.PostRequest, meta restarea.PostMeta) restarea.Entry 
 }
 
 func (f *fake) Post(_ context.Context, req restarea.PostRequest, meta restarea.PostMeta) (restarea.PostResult, error) {
+	req, err := req.Normalize() // the service's check, as node.Post makes it
+	if err != nil {
+		return restarea.PostResult{}, err
+	}
 	if err := f.record(call{method: "Post", req: req, meta: meta}); err != nil {
 		return restarea.PostResult{}, err
 	}
@@ -154,6 +158,10 @@ func (f *fake) UpdateSettings(_ context.Context, patch restarea.SettingsPatch) (
 }
 
 func (f *fake) OperatorPost(_ context.Context, req restarea.PostRequest, meta restarea.PostMeta) (restarea.PostResult, error) {
+	req, err := req.NormalizeOperator()
+	if err != nil {
+		return restarea.PostResult{}, err
+	}
 	if err := f.record(call{method: "OperatorPost", req: req, meta: meta}); err != nil {
 		return restarea.PostResult{}, err
 	}

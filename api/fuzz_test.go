@@ -64,7 +64,11 @@ func FuzzPostEntries(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &shape); err != nil {
 			t.Fatalf("answer is not JSON: %v: %s", err, rec.Body)
 		}
-		_, decodeErr := decode.PostRequest(body)
+		var decoded restarea.PostRequest
+		decodeErr := decode.JSON(body, &decoded)
+		if decodeErr == nil {
+			_, decodeErr = decoded.Normalize()
+		}
 		switch rec.Code {
 		case http.StatusCreated:
 			if decodeErr != nil || shape.Data == nil {

@@ -23,32 +23,29 @@ type postFunc func(context.Context, restarea.PostRequest, restarea.PostMeta) (re
 
 // postEntry is POST /api/v1/entries.
 func (s *server) postEntry(w http.ResponseWriter, r *http.Request) {
-	s.post(w, r, s.svc.Post, false)
+	s.post(w, r, s.svc.Post)
 }
 
 // operatorPost is POST /api/v1/admin/entries: a question posted as the
 // operator, with the same body and answers as a public post.
 func (s *server) operatorPost(w http.ResponseWriter, r *http.Request) {
-	s.post(w, r, s.admin.OperatorPost, true)
+	s.post(w, r, s.admin.OperatorPost)
 }
 
-// post decodes and validates the body completely before calling the
-// service, so a bad request touches no state (SPEC section 2). The
-// Content-Type is not checked: agents commonly send `curl -d`, whose form
-// content type says nothing about the JSON it carries.
-func (s *server) post(w http.ResponseWriter, r *http.Request, call postFunc, questionOnly bool) {
+// post decodes the body strictly and hands it to the service, which
+// checks the post's rules before anything is proposed, so a bad request
+// touches no state (SPEC section 2). The Content-Type is not checked:
+// agents commonly send `curl -d`, whose form content type says nothing
+// about the JSON it carries.
+func (s *server) post(w http.ResponseWriter, r *http.Request, call postFunc) {
 	data, err := s.readBody(w, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	req, err := decode.PostRequest(data)
-	if err != nil {
+	var req restarea.PostRequest
+	if err := decode.JSON(data, &req); err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	if questionOnly && req.Type != restarea.TypeQuestion {
-		s.fail(w, r, restarea.Errorf(restarea.CodeInvalidRequest, "type must be question: operators post questions only"))
 		return
 	}
 	meta := restarea.PostMeta{Source: httpx.SourceOf(r, s.proxies, s.v6bits), Channel: restarea.ChannelHTTP}

@@ -14,8 +14,8 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 const adminToken = "client-admin-test-token-0123456789"
@@ -30,7 +30,7 @@ type counted struct {
 // front of it, and returns an admin client for [p1, p2].
 func adminSetup(t *testing.T, token string) (*client.Admin, *counted, *counted, *node.Node) {
 	t.Helper()
-	n := nodetest.Start(t, nodetest.WithAdminToken(adminToken))
+	n := testnode.Start(t, testnode.WithAdminToken(adminToken))
 	p1 := &counted{Proxy: clienttest.New(t, n.URL())}
 	p2 := &counted{Proxy: clienttest.New(t, n.URL())}
 	for _, p := range []*counted{p1, p2} {
@@ -104,7 +104,7 @@ func TestAdminTransferNotRepeated(t *testing.T) {
 }
 
 func TestAdminUnsentChangeMovesOn(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(adminToken))
+	n := testnode.Start(t, testnode.WithAdminToken(adminToken))
 	a, err := client.NewAdmin(adminToken, client.Options{Servers: []string{deadServer(t), n.URL()}, MaxAttempts: 4})
 	if err != nil {
 		t.Fatal(err)

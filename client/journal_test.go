@@ -12,7 +12,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // checkJournal is an http.RoundTripper that, before a request's first
@@ -37,7 +37,7 @@ func (c *checkJournal) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestJournalWrittenBeforeSending(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
 	j, err := client.OpenJournal(path)
 	if err != nil {

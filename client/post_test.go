@@ -12,14 +12,14 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // Every fault the proxy can inject, on the post or on the read-back, ends
 // in confirmed with exactly one stored entry: retries reuse the request_id
 // and the content, and the read-back finds the entry.
 func TestPostThroughFaults(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	parent := seed(t, n, question("parent of the fault replies"))
 	cases := []struct {
 		name  string
@@ -78,7 +78,7 @@ func TestPostThroughFaults(t *testing.T) {
 // A reply is read back by paging its question's replies: with more
 // replies than fit on one page, the new one is on the second page.
 func TestPostReplyReadBackPages(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	parent := seed(t, n, question("a busy thread"))
 	var wg sync.WaitGroup
 	for i := range restarea.MaxPageLimit + 5 {
@@ -107,7 +107,7 @@ func TestPostReplyReadBackPages(t *testing.T) {
 
 // An unreachable server is skipped for the next one in the list.
 func TestPostMovesToNextServer(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestPostMovesToNextServer(t *testing.T) {
 // done, stays pending in the journal, and Resume later confirms it
 // without storing a second entry.
 func TestUnconfirmedThenResume(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	p := clienttest.New(t, n.URL())
 	p.ScriptPosts(clienttest.DropAnswer, clienttest.DropAnswer, clienttest.DropAnswer)
 	c, j := newClient(t, []string{p.URL()}, func(o *client.Options) { o.MaxAttempts = 3 })
@@ -166,7 +166,7 @@ func TestUnconfirmedThenResume(t *testing.T) {
 
 // The definite answers end the post at once with their own outcome.
 func TestPostDefiniteOutcomes(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	cases := []struct {
 		name    string
@@ -244,7 +244,7 @@ func TestPostDefiniteOutcomes(t *testing.T) {
 // Reusing a request_id with other content is caught by the journal before
 // anything is sent.
 func TestJournalConflictNotSent(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	p := clienttest.New(t, n.URL())
 	c, _ := newClient(t, []string{p.URL()})
 	req := question("first content")
@@ -265,7 +265,7 @@ func TestJournalConflictNotSent(t *testing.T) {
 // unless the caller allows waiting, in which case it goes through when
 // writes resume.
 func TestWritesDisabled(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	set := func(disabled bool) {
 		if _, err := n.UpdateSettings(ctx, restarea.SettingsPatch{WritesDisabled: &disabled}); err != nil {
@@ -302,7 +302,7 @@ func TestWritesDisabled(t *testing.T) {
 // A Retry-After longer than what is left of the deadline ends the post as
 // unconfirmed at once instead of sleeping past the deadline.
 func TestRetryAfterBeyondDeadline(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	p := clienttest.New(t, n.URL())
 	p.ScriptPosts(clienttest.TooManyRequests)
 	c, j := newClient(t, []string{p.URL()}, func(o *client.Options) { o.Deadline = 300 * time.Millisecond })
@@ -322,7 +322,7 @@ func TestRetryAfterBeyondDeadline(t *testing.T) {
 // A post the server stored but that could not be read back is
 // unconfirmed, not done: the id and url are reported, and so is why.
 func TestStoredButNotReadBack(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	p := clienttest.New(t, n.URL())
 	// More faults than the client will try: net/http itself retries a GET
 	// whose reused connection closed, which uses up scripted faults too.

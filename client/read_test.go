@@ -8,11 +8,11 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 func TestReads(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	q := seed(t, n, question("read me"))
 	var want []string
@@ -68,7 +68,7 @@ func TestReads(t *testing.T) {
 }
 
 func TestReadNotFound(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	c, _ := newClient(t, []string{n.URL()})
 	missing := client.NewRequestID()

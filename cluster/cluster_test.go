@@ -18,8 +18,9 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -32,14 +33,14 @@ func question(title string) restarea.PostRequest {
 
 var meta = restarea.PostMeta{Source: "203.0.113.9", Channel: restarea.ChannelHTTP}
 
-func fastFailover(c *node.Config) {
+func fastFailover(c *server.Config) {
 	c.LeaderWait = 3 * time.Second
 	c.ApplyTimeout = 5 * time.Second
 }
 
 // snapshotOften makes nodes snapshot and compact their logs after a few
 // entries, so a node that falls behind is caught up by a snapshot install.
-func snapshotOften(c *node.Config) {
+func snapshotOften(c *server.Config) {
 	fastFailover(c)
 	c.SnapshotThreshold = 20
 	c.SnapshotInterval = 100 * time.Millisecond
@@ -58,11 +59,11 @@ func others(nodes []*node.Node, n *node.Node) []*node.Node {
 }
 
 // rejoin restarts a node on its data directory, joining through leader.
-func rejoin(t *testing.T, dir string, leader *node.Node, opts func(*node.Config)) *node.Node {
+func rejoin(t *testing.T, dir string, leader *node.Node, opts func(*server.Config)) *node.Node {
 	t.Helper()
-	return nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
+	return testnode.StartConfig(t, testnode.Config(t, testnode.WithDataDir(dir), testnode.WithConfig(func(c *server.Config) {
 		opts(c)
-		c.ClusterSecret = nodetest.Secret
+		c.ClusterSecret = testnode.Secret
 		c.JoinURLs = []string{leader.URL()}
 	})))
 }
@@ -105,7 +106,7 @@ func waitHas(t *testing.T, nodes []*node.Node, id string) {
 }
 
 func TestJoinFormsClusterAndEveryNodeTakesWrites(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 	for i, n := range nodes {
 		res := postRetry(t, n, question(fmt.Sprintf("through node %d", i)))
 		if res.Replayed {
@@ -121,7 +122,7 @@ func TestJoinFormsClusterAndEveryNodeTakesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	if st.LeaderID != leader.ID() || st.LeaderURL != leader.AdvertiseURL() || len(st.Members) != 3 {
 		t.Fatalf("status from a follower: %+v (leader %s)", st, leader.ID())
 	}
@@ -136,7 +137,7 @@ func TestFiveNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("five nodes")
 	}
-	nodes := nodetest.StartCluster(t, 5, nodetest.WithConfig(fastFailover))
+	nodes := testnode.StartCluster(t, 5, testnode.WithConfig(fastFailover))
 	res := postRetry(t, nodes[4], question("five"))
 	waitHas(t, nodes, res.Entry.ID)
 }
@@ -172,12 +173,12 @@ func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) {
+			cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
 				c.HTTPAddr, c.RaftAddr = httpAddrs[i], raftAddrs[i]
-				c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, nodetest.Secret
+				c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, testnode.Secret
 				fastFailover(c)
 			}))
-			n, err := node.Start(cfg)
+			n, err := server.Start(cfg)
 			if err != nil {
 				t.Errorf("start %d: %v", i, err)
 				return
@@ -192,7 +193,7 @@ func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatal("not all nodes started")
 	}
-	nodetest.WaitMembers(t, nodes, 3)
+	testnode.WaitMembers(t, nodes, 3)
 	res := postRetry(t, nodes[1], question("formed"))
 	waitHas(t, nodes, res.Entry.ID)
 }
@@ -200,7 +201,7 @@ func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
 // 64 identical posts at once, spread over every node over HTTP: one 201,
 // the rest 200 replayed with the same id, one entry on every node.
 func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 	req := question("duplicate storm")
 	body, _ := json.Marshal(req)
 	const clients = 64
@@ -266,8 +267,8 @@ func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
 // The leader dies mid-load: a new one is elected within seconds, writes
 // resume, and every acknowledged entry is on every survivor.
 func TestLeaderKilledMidLoad(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
+	leader := testnode.Leader(t, nodes)
 	survivors := others(nodes, leader)
 	var mu sync.Mutex
 	acked := map[string]string{}
@@ -305,7 +306,7 @@ func TestLeaderKilledMidLoad(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	leader.Kill()
-	newLeader := nodetest.Leader(t, survivors)
+	newLeader := testnode.Leader(t, survivors)
 	t.Logf("new leader %s after %v", newLeader.ID(), time.Since(killed).Round(time.Millisecond))
 	mu.Lock()
 	before := len(acked)
@@ -370,7 +371,7 @@ func TestMinorityPartitionUnavailableThenCatchesUp(t *testing.T) {
 	}
 	var i int
 	var mu sync.Mutex
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(func(c *node.Config) {
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(func(c *server.Config) {
 		fastFailover(c)
 		c.LeaderWait = time.Second
 		mu.Lock()
@@ -378,7 +379,7 @@ func TestMinorityPartitionUnavailableThenCatchesUp(t *testing.T) {
 		i++
 		mu.Unlock()
 	}))
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	var minority *node.Node
 	var minorityFaults *transport.Faults
 	var majority []*node.Node
@@ -404,8 +405,8 @@ func TestMinorityPartitionUnavailableThenCatchesUp(t *testing.T) {
 // A node restarted on its data dir (on a new address) catches up; one that
 // fell behind further than the trailing logs is caught up by a snapshot.
 func TestRestartedNodeCatchesUpBySnapshot(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(snapshotOften))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(snapshotOften))
+	leader := testnode.Leader(t, nodes)
 	lagger := others(nodes, leader)[0]
 	dir := lagger.DataDir()
 	lagger.Close()
@@ -434,8 +435,8 @@ func TestRestartedNodeCatchesUpBySnapshot(t *testing.T) {
 }
 
 func TestRemoveNodeAndTransferLeadership(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
+	leader := testnode.Leader(t, nodes)
 	var followers []*node.Node
 	for _, n := range nodes {
 		if n != leader {
@@ -459,7 +460,7 @@ func TestRemoveNodeAndTransferLeadership(t *testing.T) {
 		t.Fatalf("remove: %v", err)
 	}
 	left := []*node.Node{leader, followers[1]}
-	nodetest.WaitMembers(t, left, 2)
+	testnode.WaitMembers(t, left, 2)
 	if err := leader.RemoveMember(ctx, "no-such-node"); restarea.ErrorCode(err) != restarea.CodeNotFound {
 		t.Fatalf("removing an unknown node: %v", err)
 	}
@@ -472,8 +473,8 @@ func TestRemoveNodeAndTransferLeadership(t *testing.T) {
 // nor join through the public port (the signature is refused), and both
 // refusals are counted.
 func TestWrongSecretRefused(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 2, nodetest.WithConfig(fastFailover))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 2, testnode.WithConfig(fastFailover))
+	leader := testnode.Leader(t, nodes)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	wrong := []byte("not-the-cluster-secret-at-all")
@@ -503,8 +504,8 @@ func TestWrongSecretRefused(t *testing.T) {
 		t.Fatalf("refused signed requests counted: %v, want 1", n)
 	}
 	// A node started with --join but no secret refuses to start.
-	cfg := nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) { c.JoinURLs = []string{leader.URL()} }))
-	if n, err := node.Start(cfg); err == nil {
+	cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{leader.URL()} }))
+	if n, err := server.Start(cfg); err == nil {
 		n.Close()
 		t.Fatal("a node with --join and no secret started")
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/cluster"
-	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -58,7 +58,7 @@ func TestUnauthenticatedFloodLeavesMemoryFlat(t *testing.T) {
 	// Every flooding connection comes from 127.0.0.1: the public port's
 	// per-source connection cap (tested in node) would refuse most of them
 	// before the guard is reached, so it is lifted to measure the guard.
-	n := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.ClusterSecret, c.MaxConnsPerSource = nodetest.Secret, -1 }))
+	n := testnode.Start(t, testnode.WithConfig(func(c *server.Config) { c.ClusterSecret, c.MaxConnsPerSource = testnode.Secret, -1 }))
 	const conns = 200
 	payload := bytes.Repeat([]byte("x"), mib)
 	httpAddr, raftAddr := n.HTTPAddr(), n.RaftAddr()
@@ -122,12 +122,12 @@ func TestUnauthenticatedFloodLeavesMemoryFlat(t *testing.T) {
 	// Normal requests are served while all of that is open.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	mux, err := transport.Listen(transport.Config{BindAddr: "127.0.0.1:0", Secret: nodetest.Secret})
+	mux, err := transport.Listen(transport.Config{BindAddr: "127.0.0.1:0", Secret: testnode.Secret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mux.Close()
-	peer := &cluster.Client{Internal: mux.HTTPClient(5 * time.Second), Public: mux.HTTPClient(0), Secret: nodetest.Secret}
+	peer := &cluster.Client{Internal: mux.HTTPClient(5 * time.Second), Public: mux.HTTPClient(0), Secret: testnode.Secret}
 	peer.Public.Transport = nil // plain HTTP for the public port
 	if p, err := peer.PeerAt(ctx, raftAddr); err != nil || p.ID != n.ID() {
 		t.Fatalf("internal channel during the flood: %+v %v", p, err)

@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // A StatefulSet scaled from 3 to 5 gives every pod the same flags: --join
@@ -22,12 +23,12 @@ func TestBootstrapExpectNodeOutsideJoinListJoins(t *testing.T) {
 	}
 	start := func(i int) *node.Node {
 		t.Helper()
-		cfg := nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) {
+		cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
 			c.HTTPAddr, c.RaftAddr = httpAddrs[i], raftAddrs[i]
-			c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, nodetest.Secret
+			c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, testnode.Secret
 			fastFailover(c)
 		}))
-		n, err := node.Start(cfg)
+		n, err := server.Start(cfg)
 		if err != nil {
 			t.Fatalf("start node %d: %v", i, err)
 		}
@@ -47,15 +48,15 @@ func TestBootstrapExpectNodeOutsideJoinListJoins(t *testing.T) {
 	}
 	c := start(2)
 	nodes := []*node.Node{a, b, c, fourth}
-	nodetest.WaitMembers(t, nodes, 4)
+	testnode.WaitMembers(t, nodes, 4)
 
 	fifth := start(4)
 	nodes = append(nodes, fifth)
-	nodetest.WaitMembers(t, nodes, 5)
+	testnode.WaitMembers(t, nodes, 5)
 	for _, n := range nodes {
 		// A member of the configuration may still be catching up (or a
 		// leader elected meanwhile applying its predecessor's log).
-		nodetest.WaitReady(t, n)
+		testnode.WaitReady(t, n)
 	}
 	st, err := fifth.ClusterStatus(t.Context())
 	if err != nil {

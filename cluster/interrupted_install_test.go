@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // A follower that dies while it installs a snapshot from the leader keeps
@@ -20,8 +20,8 @@ import (
 // rather than trust its older state file, or it would silently miss every
 // entry in between.
 func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(snapshotOften))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(snapshotOften))
+	leader := testnode.Leader(t, nodes)
 	lagger := others(nodes, leader)[0]
 	dir := lagger.DataDir()
 	state := filepath.Join(dir, "state.db")

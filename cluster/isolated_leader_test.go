@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestForwardToIsolatedLeaderIsBounded(t *testing.T) {
 	faults := map[string]*transport.Faults{}
 	var mu sync.Mutex
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(func(c *node.Config) {
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(func(c *server.Config) {
 		fastFailover(c)
 		f := &transport.Faults{}
 		mu.Lock()
@@ -26,7 +27,7 @@ func TestForwardToIsolatedLeaderIsBounded(t *testing.T) {
 		mu.Unlock()
 		c.Faults = f
 	}))
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	var follower *node.Node
 	for _, n := range nodes {
 		if n != leader {

@@ -8,14 +8,14 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // TestClusterSwitchesToLogFormat2: once every member says it reads log
 // format 2, the leader switches the cluster to it; writes keep working on
 // every node; and a node that reads only format 1 can no longer join.
 func TestClusterSwitchesToLogFormat2(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 	ctx := context.Background()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, n := range nodes {
@@ -35,7 +35,7 @@ func TestClusterSwitchesToLogFormat2(t *testing.T) {
 		waitHas(t, nodes, res.Entry.ID)
 	}
 
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	err := leader.JoinLeader(ctx, cluster.JoinRequest{ID: "old-node", RaftAddr: "127.0.0.1:1"})
 	if restarea.ErrorCode(err) != restarea.CodeConflict {
 		t.Fatalf("join of a format-1 node: %v, want conflict", err)

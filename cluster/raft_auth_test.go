@@ -14,8 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // plainRaftLayer is an outsider's raft client: hashicorp/raft's
@@ -96,10 +96,10 @@ func hasLabel(m *dto.Metric, k, v string) bool {
 // term and leader stay, the forged entry is on no node, a later real post
 // is on every node, and the refusals are counted.
 func TestForgedRaftRPCsRefused(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 	first := postRetry(t, nodes[0], question("before the forgeries"))
 	waitHas(t, nodes, first.Entry.ID)
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	follower := others(nodes, leader)[0]
 	ctx := context.Background()
 	st, err := follower.ClusterStatus(ctx)

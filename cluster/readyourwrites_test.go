@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // A follower answers a forwarded post as soon as the leader's result
@@ -19,8 +19,8 @@ import (
 // acknowledged. Without that wait these reads miss the post nearly every
 // time, since the read follows the answer within microseconds.
 func TestFollowerReadsItsOwnWritesAtOnce(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3)
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3)
+	leader := testnode.Leader(t, nodes)
 	f := others(nodes, leader)[0]
 	ctx := context.Background()
 	for i := range 30 {
@@ -41,8 +41,8 @@ func TestFollowerReadsItsOwnWritesAtOnce(t *testing.T) {
 // own state, what its previous process acknowledged: its first read waits
 // for an index the leader confirms.
 func TestRestartedFollowerReadsWritesItAcknowledged(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
+	leader := testnode.Leader(t, nodes)
 	f := others(nodes, leader)[0]
 	var ids []string
 	for range 5 {
@@ -50,11 +50,11 @@ func TestRestartedFollowerReadsWritesItAcknowledged(t *testing.T) {
 	}
 	dir := f.DataDir()
 	f.Kill()
-	// Not nodetest.StartConfig, which waits until the node is ready: the
+	// Not testnode.StartConfig, which waits until the node is ready: the
 	// reads must come before it has caught up.
-	r, err := node.Start(nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
+	r, err := server.Start(testnode.Config(t, testnode.WithDataDir(dir), testnode.WithConfig(func(c *server.Config) {
 		fastFailover(c)
-		c.ClusterSecret = nodetest.Secret
+		c.ClusterSecret = testnode.Secret
 		c.JoinURLs = []string{leader.URL()}
 	})))
 	if err != nil {

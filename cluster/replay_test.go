@@ -13,8 +13,8 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
-	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -22,9 +22,9 @@ import (
 // window is refused with a clear answer and counted, and it does not count
 // against the original client's per-source limit a second time.
 func TestReplayedForwardRefused(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithLimits(restarea.Limit{Count: 2, WindowSeconds: 3600}, restarea.Limit{Count: 1000, WindowSeconds: 3600}),
-		nodetest.WithConfig(func(c *node.Config) { c.ClusterSecret = nodetest.Secret }))
-	mux, err := transport.Listen(transport.Config{BindAddr: "127.0.0.1:0", Secret: nodetest.Secret})
+	n := testnode.Start(t, testnode.WithLimits(restarea.Limit{Count: 2, WindowSeconds: 3600}, restarea.Limit{Count: 1000, WindowSeconds: 3600}),
+		testnode.WithConfig(func(c *server.Config) { c.ClusterSecret = testnode.Secret }))
+	mux, err := transport.Listen(transport.Config{BindAddr: "127.0.0.1:0", Secret: testnode.Secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestReplayedForwardRefused(t *testing.T) {
 
 	body, _ := json.Marshal(map[string]any{"commands": []*fsm.Command{forgedPost(question("captured"))}})
 	captured, _ := http.NewRequest(http.MethodPost, "http://"+n.RaftAddr()+"/internal/v1/apply-batch", nil)
-	transport.SignRequest(nodetest.Secret, captured, body)
+	transport.SignRequest(testnode.Secret, captured, body)
 	send := func() (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, captured.URL.String(), bytes.NewReader(body))
 		req.Header = captured.Header.Clone()
@@ -58,7 +58,7 @@ func TestReplayedForwardRefused(t *testing.T) {
 	}
 	// The limit is 2 per source: the original and one more fit, which
 	// they would not if the replay had been counted.
-	peer := &cluster.Client{Internal: hc, Secret: nodetest.Secret}
+	peer := &cluster.Client{Internal: hc, Secret: testnode.Secret}
 	ctx := context.Background()
 	outs, err := peer.ApplyBatch(ctx, n.RaftAddr(), []*fsm.Command{forgedPost(question("second"))})
 	if err != nil || outs[0].Err != nil || outs[0].Result.Err != nil {

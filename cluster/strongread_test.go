@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // A strong read answered by a leader elected a moment ago sees a write the
@@ -17,12 +17,12 @@ import (
 // read index taken from it then would miss an acknowledged post.
 func TestStrongReadRightAfterFailoverSeesAcknowledgedWrite(t *testing.T) {
 	for round := range 3 {
-		nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(fastFailover))
-		leader := nodetest.Leader(t, nodes)
+		nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
+		leader := testnode.Leader(t, nodes)
 		survivors := others(nodes, leader)
 		res := postRetry(t, leader, question("acknowledged just before the leader died"))
 		leader.Kill()
-		newLeader := nodetest.Leader(t, survivors)
+		newLeader := testnode.Leader(t, survivors)
 		// The new leader first, then the follower, whose read index comes
 		// from the new leader.
 		order := append([]*node.Node{newLeader}, others(survivors, newLeader)...)

@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // With mutual TLS the cluster forms and replicates, and the raft port
 // refuses anyone without a certificate from the cluster's CA.
 func TestMutualTLSCluster(t *testing.T) {
-	tlsCfg := nodetest.MutualTLS(t)
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(func(c *node.Config) {
+	tlsCfg := testnode.MutualTLS(t)
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(func(c *server.Config) {
 		fastFailover(c)
 		c.TLS = tlsCfg
 	}))

@@ -18,15 +18,15 @@ type tools struct {
 	search restarea.SearchService // nil: search_entries answers 503
 }
 
-// postEntry takes the same path as POST /api/v1/entries: the same decoder
-// and validation, then Service.Post, here with channel mcp and the source
-// that httpx.SourceMiddleware derived from the peer address.
+// postEntry takes the same path as POST /api/v1/entries: the same decoder,
+// then Service.Post (which checks the post's rules), here with channel mcp
+// and the source that httpx.SourceMiddleware derived from the peer address.
 func (t tools) postEntry(ctx context.Context, args json.RawMessage) Result {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req, err := decode.PostRequest(args)
-	if err != nil {
+	var req restarea.PostRequest
+	if err := decode.JSON(args, &req); err != nil {
 		return errorResult(err)
 	}
 	res, err := t.svc.Post(ctx, req, restarea.PostMeta{Source: httpx.Source(ctx), Channel: restarea.ChannelMCP})

@@ -16,8 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 const auditToken = "audit-test-admin-token-0123456789"
@@ -59,12 +60,12 @@ func fullTrail(t *testing.T, n *node.Node) []restarea.AuditRecord {
 // leadership transfer, a removal — are in the audit trail of every node,
 // identically, with the request's source address.
 func TestAuditAcrossCluster(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithAdminToken(auditToken), nodetest.WithConfig(func(c *node.Config) {
+	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(auditToken), testnode.WithConfig(func(c *server.Config) {
 		c.LeaderWait = 3 * time.Second
 		c.ApplyTimeout = 5 * time.Second
 	}))
 	ctx := context.Background()
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	var follower *node.Node
 	for _, n := range nodes {
 		if st, err := n.ClusterStatus(ctx); err != nil || st.LogFormat != 3 {
@@ -164,7 +165,7 @@ func (s *syncBuffer) String() string {
 // from, and never with the token; a no-op says it changed nothing.
 func TestAuditLogsOperatorActions(t *testing.T) {
 	var logs syncBuffer
-	n := nodetest.Start(t, nodetest.WithAdminToken(auditToken), nodetest.WithConfig(func(c *node.Config) {
+	n := testnode.Start(t, testnode.WithAdminToken(auditToken), testnode.WithConfig(func(c *server.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	}))
 	deadline := time.Now().Add(10 * time.Second)

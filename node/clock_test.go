@@ -11,8 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // year is how far the tests step a wall clock.
@@ -32,9 +33,9 @@ func clockCluster(t *testing.T) ([]*node.Node, []*skewClock) {
 	t.Helper()
 	clocks := []*skewClock{{}, {}, {}}
 	i := 0
-	nodes := nodetest.StartCluster(t, 3,
-		nodetest.WithLimits(restarea.Limit{Count: 10000, WindowSeconds: 60}, restarea.Limit{Count: 100000, WindowSeconds: 3600}),
-		nodetest.WithConfig(func(c *node.Config) {
+	nodes := testnode.StartCluster(t, 3,
+		testnode.WithLimits(restarea.Limit{Count: 10000, WindowSeconds: 60}, restarea.Limit{Count: 100000, WindowSeconds: 3600}),
+		testnode.WithConfig(func(c *server.Config) {
 			c.Now = clocks[i].Now
 			i++
 			c.ExpireInterval = 100 * time.Millisecond
@@ -181,7 +182,7 @@ func clockReport(t *testing.T, n *node.Node) restarea.ClockStatus {
 func TestLeaderClockJumpsAYearAndBack(t *testing.T) {
 	nodes, clocks := clockCluster(t)
 	b := newBoard(t, nodes)
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	lc := clockOf(nodes, clocks, leader)
 
 	lc.set(year)
@@ -216,13 +217,13 @@ func TestLeaderClockJumpsAYearAndBack(t *testing.T) {
 		}
 	}
 	// It hands leadership over to a node whose clock is right.
-	if !waitFor(10*time.Second, func() bool { l := nodetest.Leader(t, nodes); return l != leader }) {
+	if !waitFor(10*time.Second, func() bool { l := testnode.Leader(t, nodes); return l != leader }) {
 		t.Fatal("the leader with a stepped clock kept leadership")
 	}
 	for i := 0; i < 6; i++ {
 		b.post(i)
 	}
-	nodetest.Leader(t, nodes).Expire()
+	testnode.Leader(t, nodes).Expire()
 	b.check()
 
 	lc.set(0)
@@ -232,7 +233,7 @@ func TestLeaderClockJumpsAYearAndBack(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		b.post(i)
 	}
-	nodetest.Leader(t, nodes).Expire()
+	testnode.Leader(t, nodes).Expire()
 	b.check()
 	if b.posts.Load() == 0 {
 		t.Fatal("no post succeeded")
@@ -245,7 +246,7 @@ func TestLeaderClockJumpsAYearAndBack(t *testing.T) {
 func TestSkewedNodeWinsElection(t *testing.T) {
 	nodes, clocks := clockCluster(t)
 	b := newBoard(t, nodes)
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	var skewed *node.Node
 	for _, n := range nodes {
 		if n != leader {
@@ -273,7 +274,7 @@ func TestSkewedNodeWinsElection(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		b.post(i)
 	}
-	nodetest.Leader(t, nodes).Expire()
+	testnode.Leader(t, nodes).Expire()
 	b.check()
 }
 
@@ -282,7 +283,7 @@ func TestSkewedNodeWinsElection(t *testing.T) {
 // saw the time pass).
 func TestSingleNodeClockStep(t *testing.T) {
 	c := &skewClock{}
-	n := nodetest.Start(t, nodetest.WithClock(c.Now))
+	n := testnode.Start(t, testnode.WithClock(c.Now))
 	nodes := []*node.Node{n}
 	b := newBoard(t, nodes)
 	if !waitFor(5*time.Second, func() bool { return clockReport(t, n).Known }) {
@@ -325,22 +326,22 @@ func restartAll(t *testing.T, nodes []*node.Node, clocks []*skewClock) []*node.N
 	}
 	out := make([]*node.Node, len(nodes))
 	for i, k := range keep {
-		cfg := nodetest.Config(t, nodetest.WithDataDir(k.dir), nodetest.WithConfig(func(c *node.Config) {
+		cfg := testnode.Config(t, testnode.WithDataDir(k.dir), testnode.WithConfig(func(c *server.Config) {
 			c.RaftAddr = k.raft
-			c.ClusterSecret = nodetest.Secret
+			c.ClusterSecret = testnode.Secret
 			c.Now = clocks[i].Now
 			c.ExpireInterval = 100 * time.Millisecond
 			c.Retention = 90 * 24 * time.Hour
 			c.TombstoneRetention = 30 * 24 * time.Hour
 		}))
-		n, err := node.Start(cfg)
+		n, err := server.Start(cfg)
 		if err != nil {
 			t.Fatalf("restart node %d: %v", i, err)
 		}
 		t.Cleanup(func() { n.Close() })
 		out[i] = n
 	}
-	nodetest.WaitMembers(t, out, len(out))
+	testnode.WaitMembers(t, out, len(out))
 	return out
 }
 
@@ -389,7 +390,7 @@ func TestRestartAfterOutage(t *testing.T) {
 	if !advanced {
 		t.Fatalf("created_at never advanced to the month-on time: a real outage must let time advance")
 	}
-	nodetest.Leader(t, nodes).Expire()
+	testnode.Leader(t, nodes).Expire()
 	// Every acknowledged entry is still there (90-day retention) on every
 	// node, and nothing lies beyond the month-on time.
 	b.checkAt(month, false)

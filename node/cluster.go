@@ -39,6 +39,11 @@ func (n *Node) startCluster() {
 	}
 }
 
+// JoinHandler serves the join protocol's endpoints on the public port
+// (cluster.PathJoin, cluster.PathPeer): the way a new node reaches a member
+// before it has a place on the raft port.
+func (n *Node) JoinHandler() http.Handler { return cluster.PublicHandler(n, n.guard) }
+
 // formOrJoin brings a node given --join into its cluster: a fresh node
 // forms one with its peers (--bootstrap-expect) or joins; a node with
 // state announces itself, which updates its address and URL if they

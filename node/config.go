@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -18,7 +17,9 @@ import (
 // `restarea serve` with no flags (see Defaults).
 type Config struct {
 	DataDir string
-	// HTTPAddr is where REST, MCP, pages and metrics are served.
+	// HTTPAddr is the address of the node's public HTTP port, already
+	// bound by whoever serves it (internal/server): the node's own URL
+	// derives from it.
 	HTTPAddr string
 	// RaftAddr is the raft and internal-channel listener; RaftAdvertise is
 	// the address other nodes dial ("" → RaftAddr).
@@ -68,20 +69,6 @@ type Config struct {
 	// AdvertiseURL is this node's own HTTP base URL as other nodes and
 	// operators reach it ("" → http://HTTPAddr).
 	AdvertiseURL string
-	// AdminToken enables the admin API; "" leaves it off (404). It must be
-	// at least MinAdminTokenBytes long.
-	AdminToken     string
-	TrustedProxies []netip.Prefix
-	// AllowedOrigins are browser origins, besides the node's own, allowed
-	// to post and to call /mcp (httpx.CrossSite).
-	AllowedOrigins []string
-	// IPv6SourceBits is the prefix an IPv6 client is counted by (per-source
-	// limit, admin throttle, connection cap); 0 → 64.
-	IPv6SourceBits int
-	// MaxConns and MaxConnsPerSource cap the public listener's open
-	// connections (httpx.LimitListener); 0 → 4096 and 256, negative → no cap.
-	MaxConns          int
-	MaxConnsPerSource int
 
 	// RatePerSource and RateGlobal seed the replicated settings; an
 	// operator's change through the admin API takes precedence.
@@ -127,11 +114,6 @@ type Config struct {
 	RaftLogOutput io.Writer
 	Version       string
 }
-
-// MinAdminTokenBytes is the shortest admin token a node starts with. With
-// failed attempts throttled to one a second per source, 16 random bytes
-// are out of reach of guessing; "T" was found in 56 tries.
-const MinAdminTokenBytes = 16
 
 // Defaults returns the configuration of `restarea serve` with no flags.
 func Defaults() Config {
@@ -224,12 +206,6 @@ func (c Config) validate() error {
 	}
 	if c.BootstrapExpect > 1 && len(c.JoinURLs) == 0 {
 		return fmt.Errorf("--bootstrap-expect needs --join with the other nodes' URLs")
-	}
-	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenBytes {
-		return fmt.Errorf("--admin-token must be at least %d bytes (it is %d): a short token is guessed; make one with: head -c 24 /dev/urandom | base64", MinAdminTokenBytes, len(c.AdminToken))
-	}
-	if c.IPv6SourceBits < 0 || c.IPv6SourceBits > 128 {
-		return fmt.Errorf("--ipv6-source-prefix must be between 1 and 128 (got %d)", c.IPv6SourceBits)
 	}
 	if len(c.ClusterSecret) > 0 && len(c.ClusterSecret) < 16 {
 		return fmt.Errorf("--cluster-secret must be at least 16 bytes")

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // mountTmpfs mounts a tmpfs of size (e.g. "16m") on a fresh directory and
@@ -63,11 +64,11 @@ func fillDisk(t *testing.T, dir string) string {
 // diskCluster starts three nodes, node full with its data directory on a
 // small tmpfs (node 0 bootstraps and is the leader). It returns the nodes
 // and the tmpfs.
-func diskCluster(t *testing.T, full int, opts ...nodetest.Option) ([]*node.Node, string) {
+func diskCluster(t *testing.T, full int, opts ...testnode.Option) ([]*node.Node, string) {
 	t.Helper()
 	tmp := mountTmpfs(t, "24m")
-	base := append([]nodetest.Option{nodetest.WithConfig(func(c *node.Config) {
-		c.ClusterSecret = nodetest.Secret
+	base := append([]testnode.Option{testnode.WithConfig(func(c *server.Config) {
+		c.ClusterSecret = testnode.Secret
 		c.LeaderWait = 3 * time.Second
 		c.ApplyTimeout = 5 * time.Second
 		// Looser than nodetest's 200 ms: under -race, beside other
@@ -81,16 +82,16 @@ func diskCluster(t *testing.T, full int, opts ...nodetest.Option) ([]*node.Node,
 	})}, opts...)
 	var nodes []*node.Node
 	for i := range 3 {
-		o := append([]nodetest.Option{}, base...)
+		o := append([]testnode.Option{}, base...)
 		if i == full {
-			o = append(o, nodetest.WithDataDir(filepath.Join(tmp, "data")))
+			o = append(o, testnode.WithDataDir(filepath.Join(tmp, "data")))
 		}
 		if i > 0 {
-			o = append(o, nodetest.WithConfig(func(c *node.Config) { c.JoinURLs = []string{nodes[0].URL()} }))
+			o = append(o, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{nodes[0].URL()} }))
 		}
-		nodes = append(nodes, nodetest.StartConfig(t, nodetest.Config(t, o...)))
+		nodes = append(nodes, testnode.StartConfig(t, testnode.Config(t, o...)))
 	}
-	nodetest.WaitMembers(t, nodes, 3)
+	testnode.WaitMembers(t, nodes, 3)
 	return nodes, tmp
 }
 

@@ -20,8 +20,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // TestMain lets this test binary also run as a node process, so a test
@@ -34,15 +35,15 @@ func TestMain(m *testing.M) {
 }
 
 func helperNode(dir string) int {
-	cfg := node.Defaults()
+	cfg := server.Config{Config: node.Defaults()}
 	cfg.DataDir = dir
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.RaftAddr = os.Getenv("RESTAREA_HELPER_RAFT")
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
-	cfg.Logger = nodetest.Logger()
+	cfg.Logger = testnode.Logger()
 	cfg.RaftLogOutput = io.Discard
 	cfg.RatePerSource = restarea.Limit{Count: 1000, WindowSeconds: 60}
-	n, err := node.Start(cfg)
+	n, err := server.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -94,7 +95,7 @@ func startHelper(t *testing.T, dir, raftAddr string) *helperProc {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	addr := n.RaftAddr()
 	n.Close()
 	return addr
@@ -168,12 +169,12 @@ func TestKillAndRestartKeepsAcknowledgedWrites(t *testing.T) {
 // the state machine does not apply the log a second time.
 func TestRestartDoesNotReapply(t *testing.T) {
 	dir := t.TempDir()
-	cfg := nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) { c.PublicURL = "https://rest.example" }))
-	n, err := node.Start(cfg)
+	cfg := testnode.Config(t, testnode.WithDataDir(dir), testnode.WithConfig(func(c *server.Config) { c.PublicURL = "https://rest.example" }))
+	n, err := server.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodetest.WaitReady(t, n)
+	testnode.WaitReady(t, n)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelMCP}
 	q, err := n.Post(ctx, question(uuid.NewString()), meta)
@@ -188,7 +189,7 @@ func TestRestartDoesNotReapply(t *testing.T) {
 	before, _ := n.ListEntries(ctx, restarea.ListOptions{})
 	n.Close()
 
-	n2 := nodetest.StartConfig(t, cfg)
+	n2 := testnode.StartConfig(t, cfg)
 	after, err := n2.ListEntries(ctx, restarea.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func jsonEqual(t *testing.T, a, b any) bool {
 // like the node it came from, and keeps answering replays.
 func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 	const base = "https://rest.example"
-	src := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.PublicURL = base }))
+	src := testnode.Start(t, testnode.WithConfig(func(c *server.Config) { c.PublicURL = base }))
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "198.51.100.7", Channel: restarea.ChannelHTTP}
 	var qs []restarea.PostResult
@@ -251,7 +252,7 @@ func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 	}
 	f.Close()
 
-	dst := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.PublicURL = base }))
+	dst := testnode.Start(t, testnode.WithConfig(func(c *server.Config) { c.PublicURL = base }))
 	if err := dst.RestoreBackup(ctx, backup); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
@@ -291,16 +292,16 @@ func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 func TestMachineCrashRebuildsStateFromSnapshotAndLog(t *testing.T) {
 	dir := t.TempDir()
 	boot := "boot-1"
-	cfg := nodetest.Config(t, nodetest.WithDataDir(dir), nodetest.WithConfig(func(c *node.Config) {
+	cfg := testnode.Config(t, testnode.WithDataDir(dir), testnode.WithConfig(func(c *server.Config) {
 		c.PublicURL = "https://rest.example"
 		c.SnapshotThreshold, c.TrailingLogs, c.SnapshotInterval = 40, 10, 50*time.Millisecond
 		c.BootID = func() string { return boot }
 	}))
-	n, err := node.Start(cfg)
+	n, err := server.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodetest.WaitReady(t, n)
+	testnode.WaitReady(t, n)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelHTTP}
 	var reqs []restarea.PostRequest
@@ -334,7 +335,7 @@ func TestMachineCrashRebuildsStateFromSnapshotAndLog(t *testing.T) {
 	n.Kill()
 
 	boot = "boot-2"
-	n2 := nodetest.StartConfig(t, cfg)
+	n2 := testnode.StartConfig(t, cfg)
 	if torn, _ := filepath.Glob(filepath.Join(dir, "state.db.torn-*")); len(torn) != 1 {
 		t.Fatalf("torn state files set aside: %v, want one", torn)
 	}

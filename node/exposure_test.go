@@ -4,16 +4,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // A node whose raft port would reach beyond loopback with neither TLS nor
 // a cluster secret refuses to start: anyone reaching it could drive raft.
 func TestStartRefusesExposedRaftPortWithoutAuthentication(t *testing.T) {
 	for _, bind := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.10:0"} {
-		cfg := nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) { c.RaftAddr = bind }))
-		n, err := node.Start(cfg)
+		cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) { c.RaftAddr = bind }))
+		n, err := node.Start(cfg.Config)
 		if err == nil {
 			n.Close()
 			t.Fatalf("a node with raft on %s and no secret or TLS started", bind)

@@ -1,7 +1,10 @@
-// Package node runs one rest.area node: it opens the state file and the
-// raft log, starts hashicorp/raft, implements the service interfaces that
-// the REST, MCP and page adapters call, proposes retention on the leader,
-// and serves HTTP. Package cmd/restarea only turns flags into a Config.
+// Package node is the Raft core of a rest.area node: it opens the state
+// file and the raft log, starts hashicorp/raft, and implements the service
+// interfaces that the REST, MCP and page adapters call (restarea.Service,
+// AdminService, ClusterService, SearchService), proposing every write
+// through the log and answering reads from the applied state. It serves
+// no HTTP itself: internal/server binds the public port, assembles the
+// adapters around a Node and stops with it (OnShutdown).
 package node
 
 import (
@@ -73,8 +76,9 @@ type Node struct {
 	// ack is read-your-writes for the writes this node answered.
 	ack ackBarrier
 
-	httpLn  net.Listener
-	httpSrv *http.Server
+	// onShutdown runs when the node stops (OnShutdown).
+	shutdownMu sync.Mutex
+	onShutdown []func(graceful bool)
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -87,28 +91,22 @@ var (
 	_ restarea.AdminService = (*Node)(nil)
 )
 
-// Start opens the data directory, starts raft (bootstrapping a cluster of
-// one on first start) and serves HTTP on cfg.HTTPAddr. Close stops it.
+// Start opens the data directory and starts raft (bootstrapping a cluster
+// of one on first start, or joining cfg.JoinURLs). cfg.HTTPAddr must be the
+// address the node's public port is already bound to (internal/server binds
+// it first), so that the node's URL is right before formation or a peer
+// asks for it. Close stops the node.
 func Start(cfg Config) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry()}
-	// The HTTP port is bound first, so the node's URL is known before
-	// anything (formation, raft) can ask for it.
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
-	}
-	n.httpLn = ln
 	if err := n.open(); err != nil {
-		ln.Close()
 		n.closeStores(true)
 		return nil, err
 	}
 	n.startCluster()
-	n.serveHTTP()
 	n.wg.Add(4)
 	go n.leaderLoop()
 	go n.clockLoop()
@@ -290,13 +288,8 @@ func nodeID(dir, configured string) (string, error) {
 // ID returns the node's id.
 func (n *Node) ID() string { return n.id }
 
-// HTTPAddr returns the address the HTTP server listens on.
-func (n *Node) HTTPAddr() string {
-	if n.httpLn == nil {
-		return n.cfg.HTTPAddr
-	}
-	return n.httpLn.Addr().String()
-}
+// HTTPAddr returns the address of the node's public HTTP port.
+func (n *Node) HTTPAddr() string { return n.cfg.HTTPAddr }
 
 // RaftAddr returns the raft address other nodes dial.
 func (n *Node) RaftAddr() string { return string(n.tr.LocalAddr()) }
@@ -312,8 +305,8 @@ func (n *Node) AdvertiseURL() string {
 	return n.URL()
 }
 
-// publicURL is the base of entry urls.
-func (n *Node) publicURL() string {
+// PublicURL is the base of entry urls, the same on every node.
+func (n *Node) PublicURL() string {
 	if n.cfg.PublicURL != "" {
 		return strings.TrimRight(n.cfg.PublicURL, "/")
 	}
@@ -367,6 +360,16 @@ func (n *Node) Ready() error {
 	return nil
 }
 
+// OnShutdown registers f to run when the node stops, after it has handed
+// leadership over and refused new work, and before raft shuts down and the
+// stores close: the public port stops there, so that requests in flight
+// end while the node can still answer them. graceful is false for Kill.
+func (n *Node) OnShutdown(f func(graceful bool)) {
+	n.shutdownMu.Lock()
+	defer n.shutdownMu.Unlock()
+	n.onShutdown = append(n.onShutdown, f)
+}
+
 // Close stops serving, shuts raft down and closes the stores. It is safe
 // to call more than once.
 func (n *Node) Close() error { return n.shutdown(true) }
@@ -382,12 +385,11 @@ func (n *Node) shutdown(graceful bool) error {
 			n.handOverLeadership()
 		}
 		close(n.stop)
-		if n.httpSrv != nil && graceful {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			n.httpSrv.Shutdown(ctx)
-			cancel()
-		} else if n.httpSrv != nil {
-			n.httpSrv.Close()
+		n.shutdownMu.Lock()
+		hooks := n.onShutdown
+		n.shutdownMu.Unlock()
+		for _, f := range hooks {
+			f(graceful)
 		}
 		n.wg.Wait()
 		if n.raft != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 func question(reqID string) restarea.PostRequest {
@@ -19,7 +19,7 @@ func question(reqID string) restarea.PostRequest {
 }
 
 func TestPostReplayRead(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
 	req := question(uuid.NewString())
@@ -43,7 +43,7 @@ func TestPostReplayRead(t *testing.T) {
 // 64 goroutines posting the same request at once: one 201, the rest 200
 // replayed with the same id, one stored entry.
 func TestConcurrentIdenticalPosts(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	req := question(uuid.NewString())
 	const workers = 64
 	var wg sync.WaitGroup

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // benchPost sends a question with a 512-byte body over REST and returns
@@ -63,7 +63,7 @@ func runParallel(b *testing.B, g int, op func(i int)) {
 func BenchmarkRESTPost(b *testing.B) {
 	for _, g := range []int{1, 64} {
 		b.Run(fmt.Sprintf("clients=%d", g), func(b *testing.B) {
-			n := nodetest.Start(b, nodetest.WithLimits(
+			n := testnode.Start(b, testnode.WithLimits(
 				restarea.Limit{Count: 1_000_000, WindowSeconds: 1}, restarea.Limit{Count: 1_000_000, WindowSeconds: 1}))
 			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
 			b.ResetTimer()
@@ -80,7 +80,7 @@ func BenchmarkRESTPost(b *testing.B) {
 // BenchmarkRESTReplay replays 1,000 stored requests over REST from 64
 // goroutines.
 func BenchmarkRESTReplay(b *testing.B) {
-	n := nodetest.Start(b, nodetest.WithLimits(
+	n := testnode.Start(b, testnode.WithLimits(
 		restarea.Limit{Count: 1_000_000, WindowSeconds: 1}, restarea.Limit{Count: 1_000_000, WindowSeconds: 1}))
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
 	stored := make([]restarea.PostRequest, 1000)

@@ -12,8 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // scrape returns n's /metrics page.
@@ -37,10 +38,10 @@ func scrape(t *testing.T, n *node.Node) string {
 // them, snapshot durations) next to the node's own, and the operator
 // gauges the README's alerts use.
 func TestRaftMetricsOnMetricsPage(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithConfig(func(c *node.Config) {
+	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(func(c *server.Config) {
 		c.SnapshotThreshold, c.SnapshotInterval, c.TrailingLogs = 16, 100*time.Millisecond, 4
 	}))
-	leader := nodetest.Leader(t, nodes)
+	leader := testnode.Leader(t, nodes)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
 	for i := range 60 {

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // clock is a settable clock for the leader's timestamps: a wall clock and
@@ -44,8 +44,8 @@ func (c *clock) advance(d time.Duration) {
 }
 
 // withClock makes c the node's wall and monotonic clock.
-func withClock(c *clock) nodetest.Option {
-	return nodetest.WithConfig(func(cfg *node.Config) { cfg.Now, cfg.Monotonic = c.Now, c.Mono })
+func withClock(c *clock) testnode.Option {
+	return testnode.WithConfig(func(cfg *server.Config) { cfg.Now, cfg.Monotonic = c.Now, c.Mono })
 }
 
 // Retention is decided by the leader with its clock and replicated: after
@@ -53,7 +53,7 @@ func withClock(c *clock) nodetest.Option {
 // forgotten; a deletion's tombstone lasts its own retention.
 func TestRetentionWithInjectedClock(t *testing.T) {
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, withClock(c), nodetest.WithConfig(func(cfg *node.Config) {
+	n := testnode.Start(t, withClock(c), testnode.WithConfig(func(cfg *server.Config) {
 		cfg.Retention = 90 * 24 * time.Hour
 		cfg.TombstoneRetention = 30 * 24 * time.Hour
 	}))
@@ -115,7 +115,7 @@ func TestRetentionWithInjectedClock(t *testing.T) {
 // removes a small share is not.
 func TestLargeExpiryPassIsCounted(t *testing.T) {
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	n := nodetest.Start(t, withClock(c), nodetest.WithConfig(func(cfg *node.Config) {
+	n := testnode.Start(t, withClock(c), testnode.WithConfig(func(cfg *server.Config) {
 		cfg.Retention = 90 * 24 * time.Hour
 	}))
 	ctx := context.Background()

@@ -76,7 +76,7 @@ func (n *Node) Search(ctx context.Context, q restarea.SearchQuery) (restarea.Sea
 	}
 	p, err := n.search.Search(ctx, q)
 	for i := range p.Results {
-		p.Results[i].SetURLs(n.publicURL())
+		p.Results[i].SetURLs(n.PublicURL())
 	}
 	return p, err
 }

@@ -17,8 +17,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/mcp"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 type searchAnswer struct {
@@ -81,7 +81,7 @@ func searchQuestion(title, body, actor string) map[string]any {
 // writes (a query waits briefly for the index to reach the applied state),
 // filters, validation, and hidden entries gone at once.
 func TestSearchOverHTTP(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	base := n.URL()
 	before := time.Now().UTC().Add(-time.Second)
 	body := "The client posted twice after a timeout; how do I retry safely?"
@@ -144,7 +144,7 @@ func TestSearchOverHTTP(t *testing.T) {
 
 // TestSearchMCP calls search_entries over real HTTP.
 func TestSearchMCP(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	mine := restPost(t, n.URL(), searchQuestion("Stemming", "Indexing entries asynchronously", "mcp-e2e"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -180,8 +180,8 @@ func TestSearchMCP(t *testing.T) {
 // follower finds what the leader applied), and a node whose index
 // directory is removed rebuilds it on start.
 func TestSearchFollowerAndRebuild(t *testing.T) {
-	nodes := nodetest.StartCluster(t, 3)
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3)
+	leader := testnode.Leader(t, nodes)
 	e := restPost(t, leader.URL(), searchQuestion("Replicated state", "every node indexes its own state", "cluster-e2e"))
 	for _, n := range nodes {
 		deadline := time.Now().Add(15 * time.Second)
@@ -198,7 +198,7 @@ func TestSearchFollowerAndRebuild(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	n := nodetest.Start(t, nodetest.WithDataDir(dir))
+	n := testnode.Start(t, testnode.WithDataDir(dir))
 	e = restPost(t, n.URL(), searchQuestion("Rebuild", "rebuilt from the state on start", "rebuild-e2e"))
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestSearchFollowerAndRebuild(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "search")); err != nil {
 		t.Fatal(err)
 	}
-	n = nodetest.Start(t, nodetest.WithDataDir(dir))
+	n = testnode.Start(t, testnode.WithDataDir(dir))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		status, a := restSearch(t, n.URL(), url.Values{"q": {"rebuilt"}})

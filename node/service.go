@@ -27,12 +27,15 @@ func (n *Node) post(ctx context.Context, req restarea.PostRequest, meta restarea
 }
 
 func (n *Node) decidePost(ctx context.Context, req restarea.PostRequest, meta restarea.PostMeta, channel restarea.Channel, operator bool) (restarea.PostResult, error) {
-	req, err := req.Normalize()
+	// The one place a post's rules are checked, whichever adapter it
+	// came through: before anything is proposed, so a 400 touches no state.
+	normalize := restarea.PostRequest.Normalize
+	if operator {
+		normalize = restarea.PostRequest.NormalizeOperator
+	}
+	req, err := normalize(req)
 	if err != nil {
 		return restarea.PostResult{}, err
-	}
-	if operator && req.Type != restarea.TypeQuestion {
-		return restarea.PostResult{}, restarea.Errorf(restarea.CodeInvalidRequest, "type must be question: operators post questions")
 	}
 	attempt := meta.AttemptID
 	if attempt == "" {
@@ -48,7 +51,7 @@ func (n *Node) decidePost(ctx context.Context, req restarea.PostRequest, meta re
 		return restarea.PostResult{}, err
 	}
 	e := *res.Entry
-	e.SetURLs(n.publicURL())
+	e.SetURLs(n.PublicURL())
 	return restarea.PostResult{Entry: e, Replayed: res.Replayed}, nil
 }
 
@@ -75,13 +78,13 @@ func canonicalID(id string) (string, error) {
 }
 
 func (n *Node) withURL(e restarea.Entry) restarea.Entry {
-	e.SetURLs(n.publicURL())
+	e.SetURLs(n.PublicURL())
 	return e
 }
 
 func (n *Node) withURLs(es []restarea.Entry) []restarea.Entry {
 	for i := range es {
-		es[i].SetURLs(n.publicURL())
+		es[i].SetURLs(n.PublicURL())
 	}
 	return es
 }

@@ -10,8 +10,9 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // slowDisk delays, while on, every raft log append and every state-file
@@ -57,8 +58,8 @@ func slowCluster(t *testing.T) ([]*node.Node, []*slowDisk) {
 	var disks []*slowDisk
 	for i := range 3 {
 		d := &slowDisk{}
-		o := []nodetest.Option{nodetest.WithConfig(func(c *node.Config) {
-			c.ClusterSecret = nodetest.Secret
+		o := []testnode.Option{testnode.WithConfig(func(c *server.Config) {
+			c.ClusterSecret = testnode.Secret
 			c.LeaderWait = 3 * time.Second
 			c.ApplyTimeout = 5 * time.Second
 			// Looser than nodetest's 200 ms: under -race, beside other
@@ -69,10 +70,10 @@ func slowCluster(t *testing.T) ([]*node.Node, []*slowDisk) {
 				c.JoinURLs = []string{nodes[0].URL()}
 			}
 		})}
-		nodes = append(nodes, nodetest.StartConfig(t, nodetest.Config(t, o...)))
+		nodes = append(nodes, testnode.StartConfig(t, testnode.Config(t, o...)))
 		disks = append(disks, d)
 	}
-	nodetest.WaitMembers(t, nodes, 3)
+	testnode.WaitMembers(t, nodes, 3)
 	return nodes, disks
 }
 

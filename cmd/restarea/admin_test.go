@@ -17,8 +17,8 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 const testAdminToken = "admin-cli-test-token-0123456789"
@@ -105,7 +105,7 @@ func TestAdminCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts a 3-node cluster")
 	}
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithAdminToken(testAdminToken))
+	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(testAdminToken))
 	servers := strings.Join([]string{deadURL(t), nodes[0].URL(), nodes[1].URL()}, ",")
 	cli := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + servers, "RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
 	q1 := postQuestion(t, nodes[0], "first question")
@@ -344,7 +344,7 @@ func TestAdminCLI(t *testing.T) {
 		var r client.RemoveResult
 		cli.json(&r, "members", "remove", down.ID(), "--yes")
 		var m client.MemberList
-		cli.json(&m, "members", "list", "--server", nodetest.Leader(t, nodes).URL())
+		cli.json(&m, "members", "list", "--server", testnode.Leader(t, nodes).URL())
 		if len(m.Members) != 2 {
 			t.Fatalf("members after removing %s: %+v", down.ID(), m)
 		}
@@ -389,7 +389,7 @@ func TestAdminCLIAdminOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	cli := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + n.URL(), "RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
 	code, _, errOut := cli.run("entries", "hide", "0190a0b1-0000-7000-8000-000000000000")
 	if code != 1 || !strings.Contains(errOut, "is the admin API on?") {

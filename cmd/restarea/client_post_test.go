@@ -16,8 +16,8 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 var (
@@ -139,7 +139,7 @@ func TestPostKilledThenResume(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			n := nodetest.Start(t)
+			n := testnode.Start(t)
 			p := clienttest.New(t, n.URL())
 			p.ScriptPosts(tc.mode)
 			journal := filepath.Join(t.TempDir(), "journal.jsonl")
@@ -197,7 +197,7 @@ func TestPostKilledThenResume(t *testing.T) {
 
 // Each outcome has its own exit code and JSON report.
 func TestPostExitCodes(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	seedQ := func(title string) (restarea.PostRequest, restarea.Entry) {
 		req := restarea.PostRequest{RequestID: client.NewRequestID(), Type: restarea.TypeQuestion, Title: title,
@@ -257,7 +257,7 @@ func TestPostExitCodes(t *testing.T) {
 // An unconfirmed post says so in words and by its exit code, and --resume
 // then finishes it.
 func TestPostUnconfirmedHumanOutput(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	p := clienttest.New(t, n.URL())
 	p.ScriptPosts(clienttest.DropAnswer, clienttest.DropAnswer)
 	journal := filepath.Join(t.TempDir(), "journal.jsonl")
@@ -274,7 +274,7 @@ func TestPostUnconfirmedHumanOutput(t *testing.T) {
 }
 
 func TestGet(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	post := func(req restarea.PostRequest) restarea.Entry {
 		req.RequestID, req.SubmissionMode, req.Actor = client.NewRequestID(), restarea.ModeManual, restarea.Actor{Name: "get-test", Model: "m"}

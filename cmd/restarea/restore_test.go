@@ -16,8 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 func loopbackAddr(t *testing.T) string {
@@ -36,7 +37,7 @@ func loopbackAddr(t *testing.T) string {
 // that joins the restored one receives the state.
 func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	const token = "restore-test-token"
-	src := nodetest.Start(t, nodetest.WithAdminToken(token))
+	src := testnode.Start(t, testnode.WithAdminToken(token))
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "192.0.2.10", Channel: restarea.ChannelHTTP}
 	req := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: "kept across restore",
@@ -69,7 +70,7 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 
 	httpAddr := loopbackAddr(t)
 	cmd := exec.Command(binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr,
-		"--cluster-secret", string(nodetest.Secret), "--log-level", "warn")
+		"--cluster-secret", string(testnode.Secret), "--log-level", "warn")
 	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -108,8 +109,8 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	}
 
 	// A second node joins the restored one and receives the state.
-	joiner := nodetest.StartConfig(t, nodetest.Config(t, nodetest.WithConfig(func(c *node.Config) {
-		c.ClusterSecret = nodetest.Secret
+	joiner := testnode.StartConfig(t, testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
+		c.ClusterSecret = testnode.Secret
 		c.JoinURLs = []string{base}
 		// The restored node runs with the default limits; the joiner
 		// waits until those are in force.

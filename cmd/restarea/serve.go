@@ -11,6 +11,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/httpx"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/node"
 	"github.com/restarea/restarea/transport"
 )
@@ -76,7 +77,7 @@ func runServe(args []string) int {
 	slog.SetDefault(logger)
 
 	tuneGC()
-	cfg := d
+	cfg := server.Config{Config: d}
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr, cfg.RaftAdvertise = *dataDir, *httpAddr, *raftAddr, *raftAdv
 	cfg.NodeID, cfg.PublicURL, cfg.AdvertiseURL = *nodeID, *publicURL, *advURL
 	cfg.SnapshotThreshold, cfg.TrailingLogs, cfg.SyncState = *snapThreshold, *trailing, *syncState
@@ -153,7 +154,7 @@ func runServe(args []string) int {
 		}
 	}
 
-	n, err := node.Start(cfg)
+	n, err := server.Start(cfg)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1

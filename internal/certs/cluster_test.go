@@ -13,8 +13,9 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/certs"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -86,24 +87,24 @@ func TestClusterFromIssuedCertificates(t *testing.T) {
 	if _, _, err := ca.Save(t.TempDir(), false); err != nil {
 		t.Fatal(err)
 	}
-	nodeOpts := func(name string, cfg *tls.Config, join []string) nodetest.Option {
-		return nodetest.WithConfig(func(c *node.Config) {
-			c.NodeID, c.TLS, c.ClusterSecret, c.JoinURLs = name, cfg, nodetest.Secret, join
+	nodeOpts := func(name string, cfg *tls.Config, join []string) testnode.Option {
+		return testnode.WithConfig(func(c *server.Config) {
+			c.NodeID, c.TLS, c.ClusterSecret, c.JoinURLs = name, cfg, testnode.Secret, join
 			c.LeaderWait, c.ApplyTimeout = 3*time.Second, 5*time.Second
 		})
 	}
-	first := nodetest.Start(t, nodeOpts("node1", issueTLS(t, ca, "node1"), nil))
+	first := testnode.Start(t, nodeOpts("node1", issueTLS(t, ca, "node1"), nil))
 	nodes := []*node.Node{first}
 	for i := 2; i <= 3; i++ {
 		name := fmt.Sprintf("node%d", i)
-		n, err := node.Start(nodetest.Config(t, nodeOpts(name, issueTLS(t, ca, name), []string{first.URL()})))
+		n, err := server.Start(testnode.Config(t, nodeOpts(name, issueTLS(t, ca, name), []string{first.URL()})))
 		if err != nil {
 			t.Fatalf("start %s: %v", name, err)
 		}
 		t.Cleanup(func() { n.Close() })
 		nodes = append(nodes, n)
 	}
-	nodetest.WaitMembers(t, nodes, 3)
+	testnode.WaitMembers(t, nodes, 3)
 	waitHas(t, nodes, post(t, nodes[2], "over certificates from restarea tls"))
 
 	other, err := certs.NewCA("another CA", certs.DefaultCALifetime)
@@ -138,7 +139,7 @@ func TestClusterFromIssuedCertificates(t *testing.T) {
 	}
 
 	// As a real node asking to join with the right secret, it gets nothing.
-	stranger, err := node.Start(nodetest.Config(t, nodeOpts("stranger", strangerTLS, []string{first.URL()})))
+	stranger, err := server.Start(testnode.Config(t, nodeOpts("stranger", strangerTLS, []string{first.URL()})))
 	if err != nil {
 		t.Fatalf("start the stranger: %v", err)
 	}

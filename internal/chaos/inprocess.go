@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/node"
 	"github.com/restarea/restarea/transport"
 )
@@ -36,7 +37,7 @@ type InProcessOptions struct {
 // of a node's cluster port. It cannot pause a node.
 type InProcess struct {
 	token  string
-	cfgs   []node.Config
+	cfgs   []server.Config
 	faults []*transport.Faults
 	urls   []string
 
@@ -66,12 +67,11 @@ func StartInProcess(ctx context.Context, opts InProcessOptions) (*InProcess, err
 	ip := &InProcess{token: opts.AdminToken}
 	for i := range opts.Nodes {
 		f := &transport.Faults{}
-		cfg := node.Defaults()
+		cfg := server.Config{Config: node.Defaults(), AdminToken: opts.AdminToken}
 		cfg.DataDir = filepath.Join(opts.Dir, fmt.Sprintf("node%d", i))
 		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 		cfg.NodeID = fmt.Sprintf("node%d", i)
 		cfg.ClusterSecret = []byte("chaos-in-process-cluster-secret")
-		cfg.AdminToken = opts.AdminToken
 		cfg.Faults, cfg.FSMFault = f, opts.FSMFault
 		cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
 		cfg.LeaderWait, cfg.ApplyTimeout = 2*time.Second, 3*time.Second
@@ -81,7 +81,7 @@ func StartInProcess(ctx context.Context, opts InProcessOptions) (*InProcess, err
 		if i > 0 {
 			cfg.JoinURLs = []string{ip.urls[0]}
 		}
-		n, err := node.Start(cfg)
+		n, err := server.Start(cfg)
 		if err != nil {
 			ip.Close()
 			return nil, fmt.Errorf("chaos: start node %d: %w", i, err)
@@ -159,7 +159,7 @@ func (ip *InProcess) Kill(_ context.Context, i int) error {
 	return n.Kill()
 }
 
-// Restart implements FaultDriver: node.Start on the same configuration.
+// Restart implements FaultDriver: a start on the same configuration.
 // The ports were just released, so a bind error is retried briefly.
 func (ip *InProcess) Restart(ctx context.Context, i int) error {
 	ip.mu.Lock()
@@ -178,7 +178,7 @@ func (ip *InProcess) Restart(ctx context.Context, i int) error {
 	var err error
 	for try := 0; try < 50; try++ {
 		var n *node.Node
-		if n, err = node.Start(cfg); err == nil {
+		if n, err = server.Start(cfg); err == nil {
 			ip.mu.Lock()
 			ip.nodes[i] = n
 			ip.mu.Unlock()

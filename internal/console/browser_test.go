@@ -21,8 +21,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // testToken is the admin token of the test cluster.
@@ -195,9 +196,9 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	nodes := nodetest.StartCluster(t, 3, nodetest.WithAdminToken(testToken),
-		nodetest.WithConfig(func(c *node.Config) { c.Logger = logger }))
-	leader := nodetest.Leader(t, nodes)
+	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(testToken),
+		testnode.WithConfig(func(c *server.Config) { c.Logger = logger }))
+	leader := testnode.Leader(t, nodes)
 	var here, other *node.Node // browsed first; browsed second, with the same cookie
 	for _, n := range nodes {
 		switch {

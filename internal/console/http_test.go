@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -62,7 +62,7 @@ func signIn(t *testing.T, c *http.Client, base, token string) *http.Response {
 }
 
 func TestConsoleOffWithoutToken(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	for _, p := range []string{"/admin", "/admin/", "/admin/login", "/admin/entries", "/admin/static/console.css"} {
 		resp, _ := get(t, client(t), n.URL()+p)
 		if resp.StatusCode != http.StatusNotFound {
@@ -72,7 +72,7 @@ func TestConsoleOffWithoutToken(t *testing.T) {
 }
 
 func TestConsoleHTTP(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(testToken))
+	n := testnode.Start(t, testnode.WithAdminToken(testToken))
 	base := n.URL()
 	c := client(t)
 
@@ -147,7 +147,7 @@ func TestConsoleHTTP(t *testing.T) {
 // tokens spend one budget per source: past it the console answers 429
 // with Retry-After, even to the right token, and so does the admin API.
 func TestSignInThrottleShared(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithAdminToken(testToken))
+	n := testnode.Start(t, testnode.WithAdminToken(testToken))
 	base := n.URL()
 	c := client(t)
 	for i := range 5 {

@@ -20,8 +20,8 @@ func BenchmarkDecodeNormalize(b *testing.B) {
 	})
 	b.SetBytes(int64(len(body)))
 	for i := 0; i < b.N; i++ {
-		req, err := decode.PostRequest(body)
-		if err != nil {
+		var req restarea.PostRequest
+		if err := decode.JSON(body, &req); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := req.Normalize(); err != nil {

@@ -43,16 +43,6 @@ func JSON(data []byte, v any) error {
 	return exactKeys(data, reflect.TypeOf(v))
 }
 
-// PostRequest decodes and validates a post request body. The result
-// is normalised (see PostRequest.Normalize).
-func PostRequest(data []byte) (restarea.PostRequest, error) {
-	var r restarea.PostRequest
-	if err := JSON(data, &r); err != nil {
-		return r, err
-	}
-	return r.Normalize()
-}
-
 func jsonError(err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError

@@ -22,6 +22,16 @@ const (
 const validJSON = `{"request_id":"0F8FAD5B-D9CB-469F-A165-70867728950E","type":"question",` +
 	`"title":"t","body":"b","actor":{"name":"n","model":"m","trigger":"x"},"submission_mode":"manual"}`
 
+// decodePost decodes a post body as the adapters do and checks it as the
+// service does (PostRequest.Normalize).
+func decodePost(data []byte) (restarea.PostRequest, error) {
+	var r restarea.PostRequest
+	if err := decode.JSON(data, &r); err != nil {
+		return r, err
+	}
+	return r.Normalize()
+}
+
 // withField returns validJSON with the member name set to the raw JSON
 // value raw (added when absent).
 func withField(name, raw string) string {
@@ -90,7 +100,7 @@ func TestDecodeJSONErrors(t *testing.T) {
 			var r restarea.PostRequest
 			err := decode.JSON([]byte(tt.in), &r)
 			checkInvalid(t, err, tt.want)
-			_, err = decode.PostRequest([]byte(tt.in))
+			_, err = decodePost([]byte(tt.in))
 			checkInvalid(t, err, tt.want)
 		})
 	}
@@ -114,7 +124,7 @@ func TestDecodePostRequestRefusesContent(t *testing.T) {
 		{"version 1 request_id", replaceField(`"request_id":"0F8FAD5B-D9CB-469F-A165-70867728950E"`, `"request_id":"c232ab00-9414-11ec-b3c8-9f6bdeced846"`), []string{"request_id", "version 4"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decode.PostRequest([]byte(tt.in))
+			_, err := decodePost([]byte(tt.in))
 			checkInvalid(t, err, tt.want)
 		})
 	}
@@ -176,7 +186,7 @@ func TestDecodePostRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decode.PostRequest([]byte(tt.in))
+			got, err := decodePost([]byte(tt.in))
 			if err != nil {
 				t.Fatalf("DecodePostRequest: %v", err)
 			}
@@ -206,7 +216,7 @@ func TestDecodePostRequestValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decode.PostRequest([]byte(tt.in))
+			_, err := decodePost([]byte(tt.in))
 			checkInvalid(t, err, []string{tt.field + " "})
 		})
 	}
@@ -279,7 +289,7 @@ func FuzzDecodePostRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := decode.PostRequest(data)
+		r, err := decodePost(data)
 		if err != nil {
 			var e *restarea.Error
 			if !errors.As(err, &e) || e.Code != restarea.CodeInvalidRequest {
@@ -334,7 +344,7 @@ func FuzzDecodePostRequest(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r2, err := decode.PostRequest(b)
+		r2, err := decodePost(b)
 		if err != nil || r2 != r {
 			t.Fatalf("round trip: %v\n first  %+q\n second %+q", err, r, r2)
 		}
@@ -345,7 +355,7 @@ func FuzzDecodePostRequest(f *testing.F) {
 // would take {"BODY": ...} for body and keep the last of two.
 func TestDecodeExactKeys(t *testing.T) {
 	good := `{"request_id":"6f1c1f3e-1111-4a4a-8b8b-123456789abc","type":"question","title":"t","body":"b","actor":{"name":"n"},"submission_mode":"manual"}`
-	if _, err := decode.PostRequest([]byte(good)); err != nil {
+	if _, err := decodePost([]byte(good)); err != nil {
 		t.Fatalf("good request refused: %v", err)
 	}
 	for _, tc := range []struct{ name, body, want string }{
@@ -354,7 +364,7 @@ func TestDecodeExactKeys(t *testing.T) {
 		{"duplicate", strings.Replace(good, `"body":"b"`, `"body":"b","body":"c"`, 1), "body is given twice"},
 		{"nested duplicate", strings.Replace(good, `{"name":"n"}`, `{"name":"n","name":"m"}`, 1), "actor.name is given twice"},
 	} {
-		_, err := decode.PostRequest([]byte(tc.body))
+		_, err := decodePost([]byte(tc.body))
 		if restarea.ErrorCode(err) != restarea.CodeInvalidRequest || !strings.Contains(restarea.ErrorMessage(err), tc.want) {
 			t.Errorf("%s: %v, want invalid_request mentioning %s", tc.name, err, tc.want)
 		}

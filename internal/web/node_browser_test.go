@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/internal/web"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // TestBrowserOnRunningNode loads a thread page from a running node (real
@@ -27,7 +27,7 @@ func TestBrowserOnRunningNode(t *testing.T) {
 	if bin == "" {
 		t.Skip("SKIP: no chromium on PATH; .ci/run installs Debian's chromium")
 	}
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
 	post := func(req restarea.PostRequest) restarea.Entry {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/internal/web"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 func getPage(t *testing.T, u string) (*http.Response, string) {
@@ -32,7 +32,7 @@ func getPage(t *testing.T, u string) (*http.Response, string) {
 // escaped, hidden entries absent, the same CSP as every page; and in
 // headless Chromium when it is installed.
 func TestSearchPageOnRunningNode(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
 	post := func(req restarea.PostRequest) restarea.Entry {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/mcp"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 // escaped is JSON string text of n characters U+1F600, each written as a
@@ -34,7 +34,7 @@ func largestPost(parent string) string {
 // and 201 over MCP (1 MiB). One character more is 400 on both, naming the
 // field, not 413.
 func TestLargestPostFitsBothChannels(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	base := n.URL()
 	q := viaREST(t, base, question(uuid.NewString()))
 	if q.status != http.StatusCreated {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/mcp"
-	"github.com/restarea/restarea/node/nodetest"
 )
 
 func ctx(t *testing.T) context.Context {
@@ -76,7 +76,7 @@ func viaREST(t *testing.T, base string, args map[string]any) answer {
 // and MCP: one entry, exactly one 201, the others 200 replayed, and the
 // stored channel is the winner's.
 func TestMixedChannels(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	base := n.URL()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil).
 		Connect(ctx(t), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", DisableStandaloneSSE: true}, nil)
@@ -121,7 +121,7 @@ func TestMixedChannels(t *testing.T) {
 // TestRelayToNode runs the stdio relay's server in process against a real
 // node behind a dead first URL.
 func TestRelayToNode(t *testing.T) {
-	n := nodetest.Start(t)
+	n := testnode.Start(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

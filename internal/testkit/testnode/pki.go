@@ -1,4 +1,4 @@
-package nodetest
+package testnode
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package node_test
+package server_test
 
 import (
 	"bufio"
@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/restarea/restarea/node"
-	"github.com/restarea/restarea/node/nodetest"
+	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 // The public listener caps connections per source (and in total), counts
 // them in /metrics, and every answer, whatever serves it, says nosniff.
 func TestPublicListenerCapsAndHeaders(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.MaxConnsPerSource = 3 }))
+	n := testnode.Start(t, testnode.WithConfig(func(c *server.Config) { c.MaxConnsPerSource = 3 }))
 	addr := strings.TrimPrefix(n.URL(), "http://")
 	var conns []net.Conn
 	status := func(c net.Conn) int {
@@ -96,7 +96,7 @@ func TestPublicListenerCapsAndHeaders(t *testing.T) {
 // A page of the public URL's origin may post even behind a proxy that
 // passes another Host; another site may not.
 func TestPublicURLOriginAllowed(t *testing.T) {
-	n := nodetest.Start(t, nodetest.WithConfig(func(c *node.Config) { c.PublicURL = "https://board.example" }))
+	n := testnode.Start(t, testnode.WithConfig(func(c *server.Config) { c.PublicURL = "https://board.example" }))
 	body := `{"request_id":"6f1c1f3e-1111-4a4a-8b8b-123456789abc","type":"question","title":"t","body":"b","actor":{"name":"n"},"submission_mode":"manual"}`
 	for origin, want := range map[string]int{"https://board.example": http.StatusCreated, "https://evil.example": http.StatusForbidden} {
 		req, _ := http.NewRequest(http.MethodPost, n.URL()+"/api/v1/entries", strings.NewReader(body))

@@ -1,7 +1,7 @@
 // Package nodetest starts real rest.area nodes for tests: raft over TCP
 // on loopback, the raft log and the state in bbolt files under the test's
 // temporary directory, HTTP on a free loopback port. Nothing is faked.
-package nodetest
+package testnode
 
 import (
 	"context"
@@ -12,34 +12,35 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/node"
 )
 
 // Option changes the configuration of a test node.
-type Option func(*node.Config)
+type Option func(*server.Config)
 
 // WithAdminToken turns the admin API on with token.
-func WithAdminToken(token string) Option { return func(c *node.Config) { c.AdminToken = token } }
+func WithAdminToken(token string) Option { return func(c *server.Config) { c.AdminToken = token } }
 
 // WithLimits sets the configured per-source and site-wide limits.
 func WithLimits(perSource, global restarea.Limit) Option {
-	return func(c *node.Config) { c.RatePerSource, c.RateGlobal = perSource, global }
+	return func(c *server.Config) { c.RatePerSource, c.RateGlobal = perSource, global }
 }
 
 // WithClock makes the leader stamp commands with now.
-func WithClock(now func() time.Time) Option { return func(c *node.Config) { c.Now = now } }
+func WithClock(now func() time.Time) Option { return func(c *server.Config) { c.Now = now } }
 
 // WithDataDir uses dir instead of a fresh temporary directory (to restart a
 // node on its data).
-func WithDataDir(dir string) Option { return func(c *node.Config) { c.DataDir = dir } }
+func WithDataDir(dir string) Option { return func(c *server.Config) { c.DataDir = dir } }
 
 // WithConfig applies an arbitrary change.
-func WithConfig(f func(*node.Config)) Option { return Option(f) }
+func WithConfig(f func(*server.Config)) Option { return Option(f) }
 
 // Config returns the configuration Start uses: loopback ports chosen by
 // the kernel, fast raft timeouts, generous limits.
-func Config(t testing.TB, opts ...Option) node.Config {
-	c := node.Defaults()
+func Config(t testing.TB, opts ...Option) server.Config {
+	c := server.Config{Config: node.Defaults()}
 	c.DataDir = t.TempDir()
 	c.HTTPAddr = "127.0.0.1:0"
 	c.RaftAddr = "127.0.0.1:0"
@@ -77,9 +78,9 @@ func Start(t testing.TB, opts ...Option) *node.Node {
 }
 
 // StartConfig starts a node with cfg and closes it when the test ends.
-func StartConfig(t testing.TB, cfg node.Config) *node.Node {
+func StartConfig(t testing.TB, cfg server.Config) *node.Node {
 	t.Helper()
-	n, err := node.Start(cfg)
+	n, err := server.Start(cfg)
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
@@ -91,7 +92,7 @@ func StartConfig(t testing.TB, cfg node.Config) *node.Node {
 
 // waitSettings waits until the configured limits are in force: a new
 // leader applies them through the log moments after it is elected.
-func waitSettings(t testing.TB, n *node.Node, cfg node.Config) {
+func waitSettings(t testing.TB, n *node.Node, cfg server.Config) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

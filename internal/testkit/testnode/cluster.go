@@ -1,10 +1,11 @@
-package nodetest
+package testnode
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/node"
 )
 
@@ -16,12 +17,12 @@ var Secret = []byte("test-cluster-secret-0123456789")
 // ready, and closes them all when the test ends.
 func StartCluster(t testing.TB, size int, opts ...Option) []*node.Node {
 	t.Helper()
-	opts = append([]Option{WithConfig(func(c *node.Config) { c.ClusterSecret = Secret })}, opts...)
+	opts = append([]Option{WithConfig(func(c *server.Config) { c.ClusterSecret = Secret })}, opts...)
 	first := Start(t, opts...)
 	nodes := []*node.Node{first}
 	for i := 1; i < size; i++ {
-		o := append(append([]Option{}, opts...), WithConfig(func(c *node.Config) { c.JoinURLs = []string{first.URL()} }))
-		n, err := node.Start(Config(t, o...))
+		o := append(append([]Option{}, opts...), WithConfig(func(c *server.Config) { c.JoinURLs = []string{first.URL()} }))
+		n, err := server.Start(Config(t, o...))
 		if err != nil {
 			t.Fatalf("start node %d: %v", i, err)
 		}

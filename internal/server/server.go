@@ -1,0 +1,128 @@
+// Package server is a rest.area node's public HTTP port. It binds the port,
+// starts the node behind it (package node, the Raft core) and serves the
+// node's whole HTTP surface: the REST API, /mcp, the pages, /admin (the
+// console, when an admin token is set), the join protocol and /metrics.
+// `restarea serve`, the in-process chaos run and the tests all start nodes
+// through Start, so they run the same wiring.
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/restarea/restarea/internal/httpx"
+	"github.com/restarea/restarea/node"
+)
+
+// Config is a node's configuration and its public port's.
+type Config struct {
+	// Config is the node's; its HTTPAddr is the address to bind (":0"
+	// picks a free port, which the node then reports as its own).
+	node.Config
+
+	// AdminToken enables the admin API and the console; "" leaves them
+	// off (404). It must be at least MinAdminTokenBytes long.
+	AdminToken string
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
+	// AllowedOrigins are browser origins, besides the node's own, allowed
+	// to post and to call /mcp (httpx.CrossSite).
+	AllowedOrigins []string
+	// IPv6SourceBits is the prefix an IPv6 client is counted by (per-source
+	// limit, admin throttle, connection cap); 0 → 64.
+	IPv6SourceBits int
+	// MaxConns and MaxConnsPerSource cap the public listener's open
+	// connections (httpx.LimitListener); 0 → 4096 and 256, negative → no cap.
+	MaxConns          int
+	MaxConnsPerSource int
+}
+
+// MinAdminTokenBytes is the shortest admin token a node starts with. With
+// failed attempts throttled to one a second per source, 16 random bytes
+// are out of reach of guessing; "T" was found in 56 tries.
+const MinAdminTokenBytes = 16
+
+func (c Config) validate() error {
+	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenBytes {
+		return fmt.Errorf("--admin-token must be at least %d bytes (it is %d): a short token is guessed; make one with: head -c 24 /dev/urandom | base64", MinAdminTokenBytes, len(c.AdminToken))
+	}
+	if c.IPv6SourceBits < 0 || c.IPv6SourceBits > 128 {
+		return fmt.Errorf("--ipv6-source-prefix must be between 1 and 128 (got %d)", c.IPv6SourceBits)
+	}
+	return nil
+}
+
+// idleTimeout is how long an idle keep-alive connection is kept: long
+// enough for an agent's next call, short enough that idle connections do
+// not pile up against the connection caps.
+const idleTimeout = 30 * time.Second
+
+// shutdownWait bounds a graceful stop's wait for requests in flight.
+const shutdownWait = 5 * time.Second
+
+// Start binds cfg.HTTPAddr, starts the node and serves its HTTP surface
+// until the node stops: closing the node (Close, Kill) also stops the port.
+// The port is bound before the node starts, so the node's URL is known
+// before formation or a peer can ask for it; connections that arrive
+// meanwhile wait in the listen queue.
+func Start(cfg Config) (*node.Node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = node.Defaults().HTTPAddr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
+	}
+	cfg.HTTPAddr = ln.Addr().String()
+	n, err := node.Start(cfg.Config)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	limited := httpx.NewLimitListener(ln, httpx.ConnLimits{
+		Max: cfg.MaxConns, PerSource: cfg.MaxConnsPerSource,
+		IPv6SourceBits: cfg.IPv6SourceBits, TrustedProxies: cfg.TrustedProxies,
+	})
+	registerConnMetrics(n.Registry(), limited)
+	srv := &http.Server{
+		Handler:           Handler(n, cfg),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(limited); err != nil && err != http.ErrServerClosed {
+			cfg.Logger.Error("http server stopped", "err", err)
+		}
+	}()
+	n.OnShutdown(func(graceful bool) { stop(srv, served, graceful) })
+	return n, nil
+}
+
+// stop ends the public port: gracefully, requests in flight get up to
+// shutdownWait to finish; otherwise they are cut off, as a crash would.
+func stop(srv *http.Server, served <-chan struct{}, graceful bool) {
+	if graceful {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
+		srv.Shutdown(ctx)
+		cancel()
+	} else {
+		srv.Close()
+	}
+	<-served
+}
