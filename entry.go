@@ -59,7 +59,7 @@ type Entry struct {
 }
 
 // SetURLs fills URL and BookmarkURL from the public base URL (no trailing
-// slash), as SPEC section 1 defines them.
+// slash), as docs/contract.md §1 defines them.
 func (e *Entry) SetURLs(base string) {
 	if e.Type == TypeReply {
 		e.URL = base + "/threads/" + e.ParentID + "#reply-" + e.ID
@@ -78,7 +78,7 @@ func (e *Entry) Content() Content {
 	}
 }
 
-// Content is what SPEC section 1 calls content: every client field except
+// Content is what docs/contract.md §1 calls content: every client field except
 // request_id.
 type Content struct {
 	Type           string

@@ -10,7 +10,7 @@ import (
 // status (the table is internal/httpx.Status), so REST and MCP answers agree.
 type Code string
 
-// The error codes of SPEC sections 2–5, plus the transport-level ones.
+// The error codes of docs/contract.md §§2–5, plus the transport-level ones.
 const (
 	CodeInvalidRequest       Code = "invalid_request"
 	CodeUnauthorized         Code = "unauthorized"

@@ -11,7 +11,7 @@ import (
 )
 
 func TestCodeStrings(t *testing.T) {
-	// The wire names of SPEC sections 2–5.
+	// The wire names of docs/contract.md §§2–5.
 	tests := map[restarea.Code]string{
 		restarea.CodeInvalidRequest:    "invalid_request",
 		restarea.CodeNotFound:          "not_found",

@@ -36,7 +36,7 @@ const (
 	postJSONSyntax = 4096
 )
 
-// PostRequest is what a client sends to create an entry (SPEC section 2).
+// PostRequest is what a client sends to create an entry (docs/contract.md §2).
 type PostRequest struct {
 	RequestID      string `json:"request_id"`
 	Type           string `json:"type"`
@@ -91,7 +91,7 @@ func ValidUUID(s string) bool {
 const requestIDRule = "must be a UUID of version 4 (random) or 7 (time-ordered) in canonical form " +
 	"(8-4-4-4-12 hex digits, e.g. 6f1c1f3e-1111-4a4a-8b8b-123456789abc); the nil UUID and other versions are refused"
 
-// ValidRequestID reports whether s is a request_id SPEC section 1 accepts:
+// ValidRequestID reports whether s is a request_id docs/contract.md §1 accepts:
 // a canonical UUID of version 4 or 7 with the RFC 9562 variant. Those are
 // the versions a client draws at random (or random after a timestamp), so
 // two clients do not pick the same one; the nil UUID, version 1 (a MAC

@@ -457,7 +457,7 @@ func TestSameContent(t *testing.T) {
 	}
 
 	// The table above changes every member of Content: a new member must be
-	// added to it (and to SPEC section 1) on purpose.
+	// added to it (and to docs/contract.md §1) on purpose.
 	if n := leafFields(reflect.TypeOf(restarea.Content{})); n != 8 {
 		t.Fatalf("Content has %d members, the table covers 8", n)
 	}

@@ -8,7 +8,7 @@ import (
 // Consistency selects how a read is served.
 type Consistency string
 
-// Read consistency levels (SPEC section 3).
+// Read consistency levels (docs/contract.md §3).
 const (
 	// ConsistencyLocal reads the node's applied state (the default).
 	ConsistencyLocal Consistency = ""
@@ -93,7 +93,7 @@ type EntryPage struct {
 // decides the status.
 type Service interface {
 	// Post validates req (400 before any state is touched) and decides it
-	// in the replicated state machine (SPEC section 2).
+	// in the replicated state machine (docs/contract.md §2).
 	Post(ctx context.Context, req PostRequest, meta PostMeta) (PostResult, error)
 	// ListThreads returns public questions, newest first.
 	ListThreads(ctx context.Context, opts ListOptions) (ThreadPage, error)
@@ -107,7 +107,7 @@ type Service interface {
 	GetReply(ctx context.Context, id string, opts ReadOptions) (Entry, error)
 }
 
-// AdminService is the operators' side (SPEC section 5). Every change goes
+// AdminService is the operators' side (docs/contract.md §5). Every change goes
 // through the replicated log.
 type AdminService interface {
 	// HideEntry marks an entry not visible; hiding a hidden entry is a no-op.

@@ -71,7 +71,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	return time.ParseDuration(s)
 }
 
-// Settings are the operator-controlled switches of SPEC section 5. They
+// Settings are the operator-controlled switches of docs/contract.md §5. They
 // live in the replicated state, so every node enforces the same ones.
 type Settings struct {
 	WritesDisabled bool  `json:"writes_disabled"`

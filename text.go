@@ -6,7 +6,7 @@ import (
 )
 
 // IsControl reports whether r is a control character that no text field
-// may hold (SPEC section 1): a C0 control other than "\n" and "\t", or DEL.
+// may hold (docs/contract.md §1): a C0 control other than "\n" and "\t", or DEL.
 // "\r" counts as one too, but NormalizeText has turned every "\r" into
 // "\n" before the check runs, so a client may still send it.
 func IsControl(r rune) bool {

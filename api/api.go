@@ -1,7 +1,7 @@
-// Package api is the REST adapter of rest.area (SPEC sections 2–5). It
+// Package api is the REST adapter of rest.area (docs/contract.md §§2–5). It
 // turns requests under /api/, /healthz and /readyz into calls on
 // restarea.Service and restarea.AdminService, and their results and errors
-// into the JSON shapes of SPEC section 4. It checks syntax only (JSON,
+// into the JSON shapes of docs/contract.md §4. It checks syntax only (JSON,
 // field types and lengths, UUIDs, query parameters); every decision that
 // depends on stored state is the service's.
 package api
@@ -94,7 +94,7 @@ type server struct {
 }
 
 // New returns the handler for "/api/", "/healthz" and "/readyz". Every
-// answer it writes is JSON in the shapes of SPEC section 4: unknown paths
+// answer it writes is JSON in the shapes of docs/contract.md §4: unknown paths
 // are 404 not_found, a known path with the wrong method is 405
 // method_not_allowed with an Allow header, and a panic in a handler or the
 // service is logged and answered 500 internal. New panics if cfg.Service is

@@ -12,7 +12,7 @@ import (
 )
 
 // postedEntry is the entry of a post answer: the entry's own JSON plus
-// "replayed" (SPEC section 4).
+// "replayed" (docs/contract.md §4).
 type postedEntry struct {
 	restarea.Entry
 	Replayed bool `json:"replayed"`
@@ -34,7 +34,7 @@ func (s *server) operatorPost(w http.ResponseWriter, r *http.Request) {
 
 // post decodes the body strictly and hands it to the service, which
 // checks the post's rules before anything is proposed, so a bad request
-// touches no state (SPEC section 2). The Content-Type is not checked:
+// touches no state (docs/contract.md §2). The Content-Type is not checked:
 // agents commonly send `curl -d`, whose form content type says nothing
 // about the JSON it carries.
 func (s *server) post(w http.ResponseWriter, r *http.Request, call postFunc) {

@@ -14,7 +14,7 @@ import (
 // errNotFound means a read answered and the entry is not there.
 var errNotFound = errors.New("not found by a strong read")
 
-// readBack reads e back as SPEC section 7 step 3 says: a question by its
+// readBack reads e back as docs/contract.md §7 step 3 says: a question by its
 // id, a reply by paging its question's replies until the id turns up. It
 // reads with consistency=strong, so "not found" is not a stale follower.
 // It returns false with errNotFound when the entry is definitely not

@@ -1,5 +1,5 @@
 // Package client posts to and reads from a rest.area cluster over its REST
-// API, following the client's procedure of SPEC section 7 so that callers
+// API, following the client's procedure of docs/contract.md §7 so that callers
 // cannot get it wrong:
 //
 //  1. every post gets a request_id, and the post (its normalised content

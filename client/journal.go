@@ -119,7 +119,7 @@ func (j *Journal) Path() string { return j.path }
 // Begin records req (which must be normalised) as pending, to be sent to
 // servers. It returns ErrJournalConflict, recording nothing, when the
 // journal already holds the request_id with different content: a retry
-// must send the original content (SPEC section 7, step 4).
+// must send the original content (docs/contract.md §7, step 4).
 func (j *Journal) Begin(req restarea.PostRequest, servers []string) error {
 	return j.locked(func() error {
 		recs, err := j.read()

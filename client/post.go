@@ -23,7 +23,7 @@ type postedEntry struct {
 	Replayed bool `json:"replayed"`
 }
 
-// Post sends req following SPEC section 7 and reports how it ended. An
+// Post sends req following docs/contract.md §7 and reports how it ended. An
 // empty req.RequestID gets a new one. The request is normalised, then
 // recorded in the journal (fsynced) before anything is sent; a lost
 // answer, a timeout, 429 and 503 are retried with the same request_id and
@@ -143,7 +143,7 @@ func (c *Client) judge(ctx context.Context, a answer, res *Result, deadline time
 	case a.err == nil && (a.status == http.StatusCreated || a.status == http.StatusOK):
 		var e postedEntry
 		if json.Unmarshal(a.data, &e) != nil || e.ID == "" || (a.status == http.StatusOK && !e.Replayed) {
-			// SPEC section 7 step 3 counts only 201, or 200 with
+			// docs/contract.md §7 step 3 counts only 201, or 200 with
 			// replayed: true; anything else proves nothing.
 			return false, fmt.Sprintf("answer %d without a readable entry", a.status), 0
 		}

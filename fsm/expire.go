@@ -8,7 +8,7 @@ import (
 )
 
 // applyExpire removes entries created before now-Retention and tombstones
-// older than now-TombstoneRetention (SPEC section 6). Afterwards their
+// older than now-TombstoneRetention (docs/contract.md §6). Afterwards their
 // request_ids are forgotten: that is the documented end of idempotency.
 // Audit records older than Retention go too.
 func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {

@@ -1,5 +1,5 @@
 // Package fsm is rest.area's replicated state machine: the command format,
-// the decision procedure of SPEC section 2, the bbolt schema, snapshots and
+// the decision procedure of docs/contract.md §2, the bbolt schema, snapshots and
 // the read queries. Given a state and a command, applying it is
 // deterministic, so every node of the cluster reaches the same result.
 package fsm

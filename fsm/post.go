@@ -13,7 +13,7 @@ import (
 // operator's switch has no known end, so clients poll gently.
 const writesDisabledRetry = 30 * time.Second
 
-// applyPost runs the checks of SPEC section 2 in their order: the
+// applyPost runs the checks of docs/contract.md §2 in their order: the
 // per-source limit, the match against stored requests, admission, store.
 func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*Result, error) {
 	req := &p.Request

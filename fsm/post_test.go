@@ -9,7 +9,7 @@ import (
 )
 
 // postCase runs some history on a fresh FSM, then one decisive post, and
-// states what SPEC section 2 answers to it.
+// states what docs/contract.md §2 answers to it.
 type postCase struct {
 	name string
 	// run returns the id of the entry the case is about ("" if none) and

@@ -11,7 +11,7 @@ import (
 )
 
 // fakeService is an in-memory restarea.Service with the decision rules of
-// SPEC section 2 that the adapter's tests need, plus a hook that scripts
+// docs/contract.md §2 that the adapter's tests need, plus a hook that scripts
 // errors, panics and delays.
 type fakeService struct {
 	mu        sync.Mutex

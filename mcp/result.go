@@ -12,8 +12,8 @@ import (
 	"github.com/restarea/restarea/internal/httpx"
 )
 
-// Result is the structured content of every rest.area tool (SPEC section
-// 4): the HTTP status the same request would get over REST, and either data
+// Result is the structured content of every rest.area tool
+// (docs/contract.md §4): the HTTP status the same request would get over REST, and either data
 // or an error. Absent members are omitted from the JSON.
 type Result struct {
 	HTTPStatus        int              `json:"http_status"`

@@ -2,7 +2,7 @@ package mcp
 
 import sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-// Tool names (SPEC section 4).
+// Tool names (docs/contract.md §4).
 const (
 	ToolNewRequestID = "new_request_id"
 	ToolPostEntry    = "post_entry"
@@ -13,7 +13,7 @@ const (
 	ToolSearch       = "search_entries"
 )
 
-// retryProcedure is SPEC section 7 in a few lines. It is in the
+// retryProcedure is docs/contract.md §7 in a few lines. It is in the
 // descriptions because clients are told not to trust annotations.
 const retryProcedure = `Safe retries:
 1. Before calling post_entry, take a request_id (new_request_id, or your own UUIDv4) and record it with the content.

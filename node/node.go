@@ -219,7 +219,10 @@ func (n *Node) open() error {
 		logs = cached
 	}
 	stable := retryingStable{StableStore: n.logs, w: n.disk, n: n, stop: n.stop}
-	n.raft, err = raft.NewRaft(rc, indexedFSM{n.fsm, n.search, n.ack.notifyApplied}, logs, stable, countSnapshots(snaps, n.met.snapshots), noPipeline{n.tr})
+	// Raft drives the state machine, then the search index, then the
+	// read barriers, for every committed batch (raftfsm.go).
+	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied}
+	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), noPipeline{n.tr})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}

@@ -78,7 +78,7 @@ func runPost(args []string) int {
                      --actor-name N [--parent ID] [--json]
        restarea post --resume [--server URL[,URL...]] [--json]   (content flags are ignored)
 
-Posts following SPEC section 7: the post is journaled (fsynced) before it is
+Posts following docs/contract.md §7: the post is journaled (fsynced) before it is
 sent, retried with the same request_id on lost answers, 429 and 503, and read
 back before it is reported confirmed. Exit codes: 0 confirmed, 3 unconfirmed
 (finish it later with --resume), 4 conflict, 5 deleted, 6 rejected, 2 usage,

@@ -19,7 +19,7 @@ var breakdownRules = []struct {
 	subs []string
 }{
 	{"search index", []string{"internal/search", "blevesearch"}},
-	{"state machine", []string{"indexedFSM", "fsm.(*FSM).ApplyBatch", "fsm.(*FSM).flush", "fsm.(*FSM).Flush", "fsm.(*FSM).commitLater"}},
+	{"state machine", []string{"raftFSM", "fsm.(*FSM).ApplyBatch", "fsm.(*FSM).flush", "fsm.(*FSM).Flush", "fsm.(*FSM).commitLater"}},
 	{"raft log store", []string{"StoreLogs"}},
 	{"forward (send)", []string{"sendForwards", "sendBatch"}},
 	{"forward (leader side)", []string{"serveApplyBatch", "cluster.InternalHandler", "cluster.(*Guard)", "cluster.applyAll"}},

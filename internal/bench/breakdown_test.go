@@ -62,7 +62,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{[]string{"github.com/blevesearch/bleve/v2.(*indexImpl).Batch", "net/http.(*conn).serve"}, "search index"},
 		// The first matching rule wins, wherever in the stack it matches.
-		{[]string{"github.com/hashicorp/raft.(*Raft).runFSM", "github.com/restarea/restarea/node.indexedFSM.ApplyBatch"}, "state machine"},
+		{[]string{"github.com/hashicorp/raft.(*Raft).runFSM", "github.com/restarea/restarea/node.raftFSM.ApplyBatch"}, "state machine"},
 		{[]string{"net/http.(*conn).serve", "github.com/restarea/restarea/api.(*Server).createEntry"}, "client API"},
 		{[]string{"github.com/hashicorp/raft.(*Raft).replicateTo", "github.com/hashicorp/raft.(*Raft).replicate"}, "raft replication (send)"},
 		{[]string{"github.com/hashicorp/raft.(*Raft).processRPC"}, "raft RPC (receive)"},
@@ -84,7 +84,7 @@ func TestBreakdown(t *testing.T) {
 	// Node 1: 4 ms of search (reached through an inlined frame), 2 ms of
 	// HTTP, 1 ms of GC, 1 ms unclassified.
 	writeProfile(t, n1, [][]string{
-		{"github.com/restarea/restarea/internal/search.(*Index).Add|github.com/restarea/restarea/node.indexedFSM.ApplyBatch", "github.com/hashicorp/raft.(*Raft).runFSM"},
+		{"github.com/restarea/restarea/internal/search.(*Index).Add|github.com/restarea/restarea/node.raftFSM.ApplyBatch", "github.com/hashicorp/raft.(*Raft).runFSM"},
 		{"net/http.(*conn).serve"},
 		{"runtime.gcBgMarkWorker"},
 		{"syscall.Syscall", "main.main"},

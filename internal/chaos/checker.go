@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Violation kinds: each names a promise of SPEC sections 2, 3 or 8 that
+// Violation kinds: each names a promise of docs/contract.md §2, §3 or §8 that
 // the run saw broken.
 const (
 	// A request_id got two 201 answers.

@@ -32,7 +32,7 @@ type answer struct {
 	err        string
 }
 
-// ContentHash identifies the content of a post (SPEC section 1: every
+// ContentHash identifies the content of a post (docs/contract.md §1: every
 // client field but request_id). Content must be normalised; the workload
 // only sends ASCII text without carriage returns, which is.
 func ContentHash(c restarea.Content) string {

@@ -4,7 +4,7 @@
 // and partitions nodes. Every call is recorded in a history. After the
 // faults are healed and the cluster has settled, a checker reads the
 // final state of every node and proves, or refutes, the promises of
-// SPEC sections 2, 3 and 8: no duplicates, no lost acknowledged writes,
+// docs/contract.md §2, §3 and §8: no duplicates, no lost acknowledged writes,
 // a 409 never changes what is stored, and the whole history is
 // linearizable for a map of request_id → entry (checked with porcupine).
 //

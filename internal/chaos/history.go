@@ -18,7 +18,7 @@ const (
 
 // Outcomes of a call. Created, Replayed, Conflict, Found and NotFound are
 // definite answers; RateLimited, Unavailable, Timeout and Failed leave the
-// effect of a post unknown (SPEC section 2: a 429 or 503 says nothing
+// effect of a post unknown (docs/contract.md §2: a 429 or 503 says nothing
 // about storage, and an abandoned call may still be applied).
 const (
 	OutcomeCreated     = "created"      // 201

@@ -13,7 +13,7 @@ import (
 )
 
 // mcpPool keeps one MCP client session per node. The server is stateless
-// (SPEC section 4), so a session survives its node's restart; a session
+// (docs/contract.md §4), so a session survives its node's restart; a session
 // that failed at the transport level is dropped anyway and the next call
 // connects afresh, because a killed connection may leave the client's
 // stream in a state it does not recover from.

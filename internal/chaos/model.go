@@ -32,7 +32,7 @@ type modelOutput struct {
 	EntryID string
 }
 
-// postStep is the specification of SPEC section 2 for one request_id.
+// postStep is the specification of docs/contract.md §2 for one request_id.
 func postStep(s modelState, in modelInput, out modelOutput) (bool, modelState) {
 	switch out.Outcome {
 	case OutcomeCreated:
@@ -151,7 +151,7 @@ type opInfo struct {
 // with unknown outcomes given an endless return time so they count as
 // possibly applied at any point after their call; and strong reads with a
 // definite answer. Local reads are left out: they are not linearizable by
-// design (SPEC section 3).
+// design (docs/contract.md §3).
 func PorcupineOps(ops []Op) []porcupine.Operation {
 	var out []porcupine.Operation
 	for _, op := range ops {

@@ -15,7 +15,7 @@ func strongRead(client int, rid, id string, call, ret int64, outcome string) Op 
 	return Op{Client: client, Kind: OpRead, RequestID: rid, EntryID: id, Strong: true, CallNs: call, ReturnNs: ret, Outcome: outcome, Status: 1}
 }
 
-// The model accepts what SPEC section 2 allows and refuses the rest.
+// The model accepts what docs/contract.md §2 allows and refuses the rest.
 func TestModel(t *testing.T) {
 	cases := []struct {
 		name  string

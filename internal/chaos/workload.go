@@ -15,7 +15,7 @@ import (
 )
 
 // Bounds of one logical post: the initial fan-out plus the retries of
-// SPEC section 7 until a 201 or 200 confirms it.
+// docs/contract.md §7 until a 201 or 200 confirms it.
 const (
 	maxRetries     = 40
 	maxPostTime    = 30 * time.Second
@@ -177,7 +177,7 @@ func (w *workload) fanout(rng *rand.Rand) int {
 	return 2 + rng.Intn(max-1)
 }
 
-// onePost posts new content like a careful client (SPEC section 7),
+// onePost posts new content like a careful client (docs/contract.md §7),
 // then replays it, probes it with changed content and reads it back. It
 // returns false once the call budget is spent.
 func (w *workload) onePost(ctx context.Context, rng *rand.Rand, worker int) bool {
@@ -236,7 +236,7 @@ func confirmed(answers []answer) string {
 // retryDelay says whether to retry after a, and after how long: 429 and
 // 503 after their Retry-After (capped, so a run stays short), lost
 // answers after a short backoff; a 409 or an unexpected answer ends the
-// post (SPEC section 7 step 4: there is nothing to restore, the content
+// post (docs/contract.md §7 step 4: there is nothing to restore, the content
 // is the original).
 func retryDelay(rng *rand.Rand, a answer) (time.Duration, bool) {
 	jitter := time.Duration(rng.Intn(100)) * time.Millisecond

@@ -82,7 +82,7 @@ func jsonTypeName(kind string) string {
 
 // loneSurrogate finds a \uD800–\uDFFF escape that is not a valid pair.
 // encoding/json would silently turn it into U+FFFD, which is a repair, and
-// SPEC section 1 says invalid text is rejected, not repaired.
+// docs/contract.md §1 says invalid text is rejected, not repaired.
 func loneSurrogate(data []byte) (string, bool) {
 	for i := 0; i+6 <= len(data); i++ {
 		if data[i] != '\\' {

@@ -107,7 +107,7 @@ func TestDecodeJSONErrors(t *testing.T) {
 }
 
 // TestDecodePostRequestRefusesContent covers what the JSON is fine with but
-// the rules of SPEC section 1 are not: JSON escapes of control characters,
+// the rules of docs/contract.md §1 are not: JSON escapes of control characters,
 // bidi overrides in actor fields, request_ids of the wrong version.
 func TestDecodePostRequestRefusesContent(t *testing.T) {
 	for _, tt := range []struct {

@@ -144,7 +144,7 @@ func (l *LimitListener) Refused(reason string) uint64 {
 	return l.refusedPerSource.Load()
 }
 
-// Answers to refused connections, in the shapes of SPEC section 4.
+// Answers to refused connections, in the shapes of docs/contract.md §4.
 var (
 	refusedTotalAnswer  = rawAnswer("503 Service Unavailable", "unavailable", "too many open connections; retry later")
 	refusedSourceAnswer = rawAnswer("429 Too Many Requests", "rate_limited", "too many open connections from this address; close idle ones or retry later")

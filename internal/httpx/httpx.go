@@ -1,6 +1,6 @@
 // Package httpx holds the HTTP helpers shared by the REST API, the MCP
 // endpoint and the pages: the client address under the trusted-proxy rule,
-// and JSON answers in the shapes of SPEC section 4.
+// and JSON answers in the shapes of docs/contract.md §4.
 package httpx
 
 import (
@@ -183,7 +183,7 @@ func WriteData(w http.ResponseWriter, status int, v any) {
 	}{v})
 }
 
-// ErrorBody is the error member of SPEC section 4.
+// ErrorBody is the error member of docs/contract.md §4.
 type ErrorBody struct {
 	Code    restarea.Code `json:"code"`
 	Message string        `json:"message"`

@@ -11,7 +11,7 @@ import (
 )
 
 // fakeService is a restarea.Service over canned entries with the public
-// read rules of SPEC section 3: hidden questions and replies are
+// read rules of docs/contract.md §3: hidden questions and replies are
 // not_found, and so is every reply of a hidden question.
 type fakeService struct {
 	mu        sync.Mutex

@@ -80,7 +80,7 @@ func render(t *template.Template, data any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// modeLabel says in words who wrote an entry (SPEC section 1).
+// modeLabel says in words who wrote an entry (docs/contract.md §1).
 func modeLabel(mode string) string {
 	switch mode {
 	case restarea.ModeManual:

@@ -1,5 +1,5 @@
 // Package web serves the pages people read and the Markdown files agents
-// read (SPEC section 3): the recent threads, a thread with its replies, a
+// read (docs/contract.md §3): the recent threads, a thread with its replies, a
 // reply's permalink, a thread as one Markdown file, the posting guide and
 // llms.txt. Every read goes through restarea.Service, so a page shows
 // exactly what the public API shows: hidden, deleted and expired entries
