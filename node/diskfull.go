@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -11,6 +10,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/diskwatch"
 )
 
 // A node whose data directory cannot be written (a full disk, most often)
@@ -20,7 +20,7 @@ import (
 //   - a failed append to the raft log is raft's own business: a leader
 //     steps down, a follower rejects the append and the leader resends it;
 //   - a failed write of raft's term or vote would make raft panic, so the
-//     stable store retries it instead (retryingStable), blocking raft on
+//     stable store retries it instead (internal/diskwatch), blocking raft on
 //     this node, which is what a node that cannot record its vote must do;
 //   - meanwhile the node refuses writes with 503 unavailable (nothing is
 //     proposed, so nothing can be half-done), says why on /readyz and in
@@ -31,129 +31,6 @@ import (
 //   - reads go on from the state applied so far, and everything resumes by
 //     itself once a write succeeds again.
 
-// Stores of the data directory, as metric labels.
-const (
-	storeState  = "state"  // state.db, through the FSM
-	storeLog    = "log"    // raft.db: log entries
-	storeStable = "stable" // raft.db: term and vote
-)
-
-// diskWatch remembers the last failed write to the raft log or stable
-// store until a later one succeeds (or space visibly returns).
-type diskWatch struct {
-	dir      string
-	wake     chan struct{} // a write failed: watchDisk looks now
-	failed   atomic.Pointer[diskFailure]
-	logFails atomic.Uint64
-	stFails  atomic.Uint64
-	// handovers counts leadership transfers this node made because it
-	// could not write its data directory.
-	handovers prometheus.Counter
-}
-
-type diskFailure struct {
-	store string
-	err   error
-	at    time.Time
-	free  uint64 // bytes free when it failed (0: unknown)
-}
-
-// note records the outcome of a write to store. Only a success that
-// needed space (an append, a term) clears a failure: a compaction that
-// deletes entries can succeed on a full disk.
-func (w *diskWatch) note(store string, err error, clears bool) error {
-	if err == nil {
-		if f := w.failed.Load(); clears && f != nil && f.store == store {
-			w.failed.CompareAndSwap(f, nil)
-		}
-		return nil
-	}
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-	if store == storeStable {
-		w.stFails.Add(1)
-	} else {
-		w.logFails.Add(1)
-	}
-	free, _, _ := diskSpace(w.dir)
-	w.failed.Store(&diskFailure{store: store, err: err, at: time.Now(), free: free})
-	return err
-}
-
-// spaceReturned clears a failure once at least 1 MiB more is free than when
-// it happened: on an idle cluster no append may come to prove it.
-func (w *diskWatch) spaceReturned() {
-	f := w.failed.Load()
-	if f == nil || f.free == 0 {
-		return
-	}
-	if free, _, err := diskSpace(w.dir); err == nil && free >= f.free+1<<20 {
-		w.failed.CompareAndSwap(f, nil)
-	}
-}
-
-// watchedLogStore is the raft log store with its write failures noted.
-type watchedLogStore struct {
-	raft.LogStore
-	w *diskWatch
-}
-
-func (s watchedLogStore) StoreLog(l *raft.Log) error {
-	return s.w.note(storeLog, s.LogStore.StoreLog(l), true)
-}
-
-func (s watchedLogStore) StoreLogs(logs []*raft.Log) error {
-	return s.w.note(storeLog, s.LogStore.StoreLogs(logs), true)
-}
-
-func (s watchedLogStore) DeleteRange(min, max uint64) error {
-	return s.w.note(storeLog, s.LogStore.DeleteRange(min, max), false)
-}
-
-// retryingStable retries a failed write of raft's term or vote until it
-// succeeds or the node stops. Raft panics when it cannot save its term,
-// which on a full disk would be a crash loop; blocking instead keeps this
-// node out of elections until it can vote durably.
-type retryingStable struct {
-	raft.StableStore
-	w    *diskWatch
-	n    *Node
-	stop <-chan struct{}
-}
-
-func (s retryingStable) Set(k, v []byte) error {
-	return s.retry(string(k), func() error { return s.StableStore.Set(k, v) })
-}
-
-func (s retryingStable) SetUint64(k []byte, v uint64) error {
-	return s.retry(string(k), func() error { return s.StableStore.SetUint64(k, v) })
-}
-
-func (s retryingStable) retry(key string, write func() error) error {
-	pause := 10 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		err := s.w.note(storeStable, write(), true)
-		if err == nil {
-			if attempt > 0 {
-				s.n.log.Info("raft's stable store accepts writes again", "key", key, "attempts", attempt+1)
-			}
-			return nil
-		}
-		if attempt == 0 {
-			s.n.log.Error("cannot write raft's term or vote; retrying until it succeeds (this node takes no part in elections meanwhile)",
-				"key", key, "err", err, "disk_full", fsm.IsDiskFull(err))
-		}
-		select {
-		case <-s.stop:
-			return fmt.Errorf("stopping while raft's %s could not be written: %w", key, err)
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
-}
-
 // diskTrouble returns why this node cannot write its data directory, or
 // nil.
 func (n *Node) diskTrouble() error {
@@ -161,8 +38,8 @@ func (n *Node) diskTrouble() error {
 	var err error
 	if s := n.fsm.Stalled(); s != nil {
 		what, err = fmt.Sprintf("the state file cannot be committed since %s", s.Since.UTC().Format(time.RFC3339)), s.Err
-	} else if f := n.disk.failed.Load(); f != nil {
-		what, err = fmt.Sprintf("the raft %s store failed a write at %s", f.store, f.at.UTC().Format(time.RFC3339)), f.err
+	} else if f := n.disk.Failed(); f != nil {
+		what, err = fmt.Sprintf("the raft %s store failed a write at %s", f.Store, f.At.UTC().Format(time.RFC3339)), f.Err
 	} else {
 		return nil
 	}
@@ -186,8 +63,8 @@ func (n *Node) refuseWrites() error {
 
 // openDiskWatch registers the metrics of the data directory's writes.
 func (n *Node) openDiskWatch() {
-	n.disk = &diskWatch{dir: n.cfg.DataDir, wake: make(chan struct{}, 1)}
-	n.disk.handovers = prometheus.NewCounter(prometheus.CounterOpts{
+	n.disk = diskwatch.New(n.cfg.DataDir)
+	n.diskHandovers = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "restarea_disk_leadership_handovers_total",
 		Help: "Leadership transfers this node started because it could not write its data directory.",
 	})
@@ -198,10 +75,10 @@ func (n *Node) openDiskWatch() {
 			ConstLabels: prometheus.Labels{"store": store},
 		}, f)
 	}
-	n.reg.MustRegister(n.disk.handovers,
-		failures(storeState, func() float64 { return float64(n.fsm.FailedCommits()) }),
-		failures(storeLog, func() float64 { return float64(n.disk.logFails.Load()) }),
-		failures(storeStable, func() float64 { return float64(n.disk.stFails.Load()) }),
+	n.reg.MustRegister(n.diskHandovers,
+		failures(diskwatch.StoreState, func() float64 { return float64(n.fsm.FailedCommits()) }),
+		failures(diskwatch.StoreLog, func() float64 { return float64(n.disk.LogFailures()) }),
+		failures(diskwatch.StoreStable, func() float64 { return float64(n.disk.StableFailures()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "restarea_data_dir_unwritable",
 			Help: "1 while this node cannot write its data directory (a full disk): it refuses writes with 503 and is not ready.",
@@ -232,9 +109,9 @@ func (n *Node) watchDisk(every time.Duration) {
 		case <-n.stop:
 			return
 		case <-t.C:
-		case <-n.disk.wake:
+		case <-n.disk.Wake():
 		}
-		n.disk.spaceReturned()
+		n.disk.SpaceReturned()
 		err := n.diskTrouble()
 		switch {
 		case err != nil && troubled == nil:
@@ -256,7 +133,7 @@ func (n *Node) watchDisk(every time.Duration) {
 			continue // a transfer is still under way
 		}
 		lastHandover = time.Now()
-		n.disk.handovers.Inc()
+		n.diskHandovers.Inc()
 		go func() {
 			defer func() { <-handing }()
 			if err := n.raft.LeadershipTransfer().Error(); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/internal/diskwatch"
+	"github.com/restarea/restarea/internal/raftmetrics"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -91,7 +93,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "Raft snapshots written on this node (its own, and those a leader installed), by outcome: persisted or failed.",
 		}, []string{"outcome"}),
 	}
-	if c, err := raftCollector(); err != nil {
+	if c, err := raftmetrics.Collector(); err != nil {
 		m.raftErr = err
 	} else {
 		reg.MustRegister(c)
@@ -184,7 +186,7 @@ func (d diskCollector) Describe(ch chan<- *prometheus.Desc) { ch <- d.free; ch <
 
 // Collect implements prometheus.Collector.
 func (d diskCollector) Collect(ch chan<- prometheus.Metric) {
-	free, size, err := diskSpace(d.dir)
+	free, size, err := diskwatch.Space(d.dir)
 	if err != nil {
 		return
 	}

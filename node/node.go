@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,8 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/diskwatch"
+	"github.com/restarea/restarea/internal/raftlog"
 	"github.com/restarea/restarea/internal/search"
 	"github.com/restarea/restarea/transport"
 )
@@ -60,7 +63,10 @@ type Node struct {
 	intSrv    *http.Server
 	reg       *prometheus.Registry
 	met       *metrics
-	disk      *diskWatch // failed writes to the data directory (diskfull.go)
+	disk      *diskwatch.Watch // failed writes to the data directory (diskfull.go)
+	// diskHandovers counts leadership transfers this node made because it
+	// could not write its data directory.
+	diskHandovers prometheus.Counter
 	// raftConfMu orders the read-modify-writes of raft's reloadable
 	// config (snapshot threshold, reluctant election timeouts).
 	raftConfMu sync.Mutex
@@ -214,11 +220,11 @@ func (n *Node) open() error {
 	// Raft's writes to the log are watched (a failure marks the node
 	// unable to take writes, diskfull.go); the log cache goes on top, so
 	// that it only ever holds what the store accepted.
-	logs := raft.LogStore(watchedLogStore{cfg.DiskHooks.wrapLogStore(n.logs), n.disk})
+	logs := n.disk.LogStore(cfg.DiskHooks.wrapLogStore(n.logs))
 	if cached, err := raft.NewLogCache(1024, logs); err == nil {
 		logs = cached
 	}
-	stable := retryingStable{StableStore: n.logs, w: n.disk, n: n, stop: n.stop}
+	stable := n.disk.StableStore(n.logs, n.log, n.stop)
 	// Raft drives the state machine, then the search index, then the
 	// read barriers, for every committed batch (raftfsm.go).
 	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied}
@@ -240,6 +246,16 @@ func (n *Node) open() error {
 	n.met.watchRaft(n)
 	n.met.watchCluster(n.mux, n.guard)
 	return nil
+}
+
+// raftLog returns the logger raft writes through: the node's logger, or
+// JSON lines of the same shape on Config.RaftLogOutput when it is set.
+func (n *Node) raftLog() hclog.Logger {
+	sl := n.log
+	if out := n.cfg.RaftLogOutput; out != nil {
+		sl = slog.New(slog.NewJSONHandler(out, nil))
+	}
+	return raftlog.New(sl, "raft")
 }
 
 // stateBehindSnapshot reports whether the newest snapshot raft holds is

@@ -62,7 +62,7 @@ func slowCluster(t *testing.T) ([]*node.Node, []*slowDisk) {
 			c.ClusterSecret = testnode.Secret
 			c.LeaderWait = 3 * time.Second
 			c.ApplyTimeout = 5 * time.Second
-			// Looser than nodetest's 200 ms: under -race, beside other
+			// Looser than testnode's 200 ms: under -race, beside other
 			// packages' tests, tighter timeouts make elections storm.
 			c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
 			c.DiskHooks = d.hooks()

@@ -1,4 +1,4 @@
-// Package nodetest starts real rest.area nodes for tests: raft over TCP
+// Package testnode starts real rest.area nodes for tests: raft over TCP
 // on loopback, the raft log and the state in bbolt files under the test's
 // temporary directory, HTTP on a free loopback port. Nothing is faked.
 package testnode

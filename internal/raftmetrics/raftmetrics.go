@@ -1,4 +1,6 @@
-package node
+// Package raftmetrics carries hashicorp/raft's (and raft-boltdb's) own
+// metrics to a node's /metrics, through go-metrics' process-wide sink.
+package raftmetrics
 
 import (
 	"fmt"
@@ -10,8 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// raftSink carries hashicorp/raft's (and raft-boltdb's) own metrics to
-// /metrics. Raft reports through go-metrics' global sink, which is
+// raftSink is the process's sink. Raft reports through go-metrics' global sink, which is
 // process-wide: it is installed once, by the first node to start, and its
 // collector is registered in every node's registry. A process normally
 // runs one node, so its /metrics shows that node's raft. In a process
@@ -24,11 +25,11 @@ var raftSink struct {
 	err  error
 }
 
-// raftCollector returns the process's raft metrics collector, installing
+// Collector returns the process's raft metrics collector, installing
 // go-metrics' global sink on first use. The compat packages follow
 // raft's own build (armon/go-metrics by default, hashicorp/go-metrics with
 // the hashicorpmetrics tag), so the sink is the one raft reports to.
-func raftCollector() (prometheus.Collector, error) {
+func Collector() (prometheus.Collector, error) {
 	raftSink.once.Do(func() {
 		// The sink registers itself once in the registerer given; each
 		// node's registry registers it again as a plain collector.

@@ -1,12 +1,12 @@
 //go:build unix
 
-package node
+package diskwatch
 
 import "syscall"
 
-// diskSpace returns the bytes free to the node and the size of the file
+// Space returns the bytes free to this process and the size of the file
 // system that holds dir.
-func diskSpace(dir string) (free, size uint64, err error) {
+func Space(dir string) (free, size uint64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, 0, err

@@ -1,4 +1,8 @@
-package node
+// Package raftlog is the hclog.Logger that hashicorp/raft (its core, its
+// network transport and its snapshot store) writes through: it sends every
+// line to a *slog.Logger, so raft's lines come out in the node's own shape
+// (level, msg, time, attributes) and one pipeline parses both.
+package raftlog
 
 import (
 	"bytes"
@@ -13,11 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// raftLogger is the hclog.Logger that hashicorp/raft (its core, its
-// network transport and its snapshot store) writes through: it sends
-// every line to a *slog.Logger, so raft's lines come out in the node's
-// own shape (level, msg, time, attributes) and one pipeline parses both.
-// The logger's name becomes the attribute component ("raft", then
+// raftLogger is raft's logger over a *slog.Logger. The logger's name becomes the attribute component ("raft", then
 // "raft.<sub>" for Named), With's pairs become attributes.
 type raftLogger struct {
 	base    *slog.Logger // the node's logger
@@ -32,19 +32,9 @@ type raftLogger struct {
 
 var _ hclog.Logger = (*raftLogger)(nil)
 
-// raftLog returns the logger raft writes through: the node's logger, or
-// JSON lines of the same shape on Config.RaftLogOutput when it is set.
-func (n *Node) raftLog() hclog.Logger {
-	sl := n.log
-	if out := n.cfg.RaftLogOutput; out != nil {
-		sl = slog.New(slog.NewJSONHandler(out, nil))
-	}
-	return newRaftLogger(sl, "raft")
-}
-
-// newRaftLogger returns raft's logger over sl, named name, passing Info
-// and above (the slog handler may drop more).
-func newRaftLogger(sl *slog.Logger, name string) *raftLogger {
+// New returns raft's logger over sl, named name (the attribute
+// component), passing Info and above (the slog handler may drop more).
+func New(sl *slog.Logger, name string) hclog.Logger {
 	min := &atomic.Int32{}
 	min.Store(int32(hclog.Info))
 	return derive(sl, name, nil, min)

@@ -1,4 +1,4 @@
-package node
+package raftlog
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func lines(t *testing.T, buf *bytes.Buffer) []map[string]any {
 func TestRaftLoggerWritesTheNodesShape(t *testing.T) {
 	var buf bytes.Buffer
 	sl := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug - 4})).With("node", "n1")
-	l := newRaftLogger(sl, "raft")
+	l := New(sl, "raft")
 
 	l.Info("entering follower state", "follower", "node2", "leader-address", "127.0.0.1:7000")
 	l.Warn("failed to contact", "server-id", "node3", "error", errors.New("connection refused"))
@@ -104,7 +104,7 @@ func TestRaftLoggerWritesTheNodesShape(t *testing.T) {
 // The handler's level applies too: a node at warn hides raft's info.
 func TestRaftLoggerFollowsTheHandlerLevel(t *testing.T) {
 	var buf bytes.Buffer
-	l := newRaftLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), "raft")
+	l := New(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), "raft")
 	l.Info("hidden")
 	l.Error("shown")
 	if g := lines(t, &buf); len(g) != 1 || g[0]["msg"] != "shown" || l.IsInfo() {
@@ -120,7 +120,7 @@ func (s *stringer) String() string { return fmt.Sprintf("node at %d", s.hidden) 
 // their String (raft logs itself so).
 func TestRaftLoggerWritesStringers(t *testing.T) {
 	var buf bytes.Buffer
-	l := newRaftLogger(slog.New(slog.NewJSONHandler(&buf, nil)), "raft")
+	l := New(slog.New(slog.NewJSONHandler(&buf, nil)), "raft")
 	l.Info("entering follower state", "follower", &stringer{7}, "empty", hclog.Format{})
 	if g := lines(t, &buf); g[0]["follower"] != "node at 7" || g[0]["empty"] != "" {
 		t.Errorf("line %v", g[0])
