@@ -29,8 +29,6 @@ func (n *Node) startCluster() {
 		Public:   &http.Client{Timeout: 10 * time.Second},
 		Secret:   n.cfg.ClusterSecret,
 	}
-	n.forwarder = n.forwardBatched
-	n.readIndex = n.readIndexFromLeader
 	n.intSrv = cluster.NewInternalServer(cluster.InternalHandler(n, n.guard))
 	go n.intSrv.Serve(n.mux.RPCListener())
 	if len(n.cfg.JoinURLs) > 0 {

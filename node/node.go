@@ -72,13 +72,7 @@ type Node struct {
 	raftConfMu sync.Mutex
 	clock      *clockGuard
 
-	// forwarder sends a command to the leader when this node is a
-	// follower; nil on a node that cannot forward.
-	forwarder func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
-	fwd       forwardQueue
-	// readIndex asks the leader for a commit index it has confirmed, for
-	// strong reads on a follower.
-	readIndex func(ctx context.Context) (uint64, error)
+	fwd forwardQueue // writes waiting to go to the leader (forward.go)
 	// ack is read-your-writes for the writes this node answered.
 	ack ackBarrier
 

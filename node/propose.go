@@ -176,16 +176,13 @@ func (n *Node) waitFuture(ctx context.Context, f raft.Future, timeout time.Durat
 // come in time.
 var errApplyTimeout = errors.New("no outcome from raft in time")
 
-// forward sends cmd to the leader. A single node is always its own leader;
-// forwarding between nodes is provided by the cluster channel. The answer
+// forward sends cmd to the leader over the internal channel, batched with
+// the other writes waiting on this node (forward.go). The answer
 // comes as soon as the leader's result does: this node's own reads wait
 // for the index instead (localBarrier), which keeps read-your-writes
 // without making the write wait for the leader's next append.
 func (n *Node) forward(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
-	if n.forwarder == nil {
-		return nil, errNotApplied
-	}
-	res, err := n.forwarder(ctx, cmd)
+	res, err := n.forwardBatched(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}

@@ -103,10 +103,7 @@ func (n *Node) confirmedIndex(ctx context.Context) (uint64, error) {
 		}
 		return index, nil
 	}
-	if n.readIndex == nil {
-		return 0, unavailable("this node is not the leader and cannot reach it")
-	}
-	return n.readIndex(ctx)
+	return n.readIndexFromLeader(ctx)
 }
 
 // waitIndex blocks until the local state machine reflects index, at most
