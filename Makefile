@@ -8,6 +8,7 @@
 #   make rolling-restart restart node1..3 in turn under load, checked (cluster-up first if needed)
 #   make soak            restarea chaos --local 5, every fault kind, >= 30 min (not in CI)
 #   make test            go test ./...
+#   make test-busy       go test -race ./... RUNS times beside a load that keeps every core busy
 
 SHELL := /bin/sh
 
@@ -37,7 +38,7 @@ export RESTAREA_IMAGE := $(IMAGE)
 PORTS := $(RESTAREA_PORT1) $(RESTAREA_PORT2) $(RESTAREA_PORT3)
 READY_TIMEOUT ?= 60
 
-.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart soak test clean
+.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart soak test test-busy clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/restarea ./cmd/restarea
@@ -124,6 +125,23 @@ cluster-down:
 
 test:
 	$(GO) test ./...
+
+# The suite must pass on a machine whose cores are busy with other work:
+# one spinning shell per core (each bounded by BUSY_LIMIT, and killed when
+# the runs end) beside RUNS runs of the README's test command.
+RUNS       ?= 3
+BUSY_LIMIT ?= 3h
+test-busy:
+	@mkdir -p bin; cores=$$(getconf _NPROCESSORS_ONLN); pids=""; \
+	for i in $$(seq $$cores); do timeout $(BUSY_LIMIT) sh -c 'while :; do :; done' & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT; \
+	echo "$$cores busy loops; $(RUNS) runs of go test -race ./..."; \
+	for r in $$(seq $(RUNS)); do \
+		start=$$(date +%s); \
+		$(GO) test -race -count=1 -timeout 40m ./... > bin/test-busy-$$r.log 2>&1; rc=$$?; \
+		echo "run $$r: exit $$rc in $$(( $$(date +%s) - start ))s (bin/test-busy-$$r.log)"; \
+		[ $$rc -eq 0 ] || { grep -E '^(--- FAIL|FAIL|panic)' bin/test-busy-$$r.log | head -20; exit $$rc; }; \
+	done
 
 clean:
 	rm -rf bin build/image/restarea
