@@ -83,12 +83,42 @@ func freeAndAwait(t *testing.T, filler string, done <-chan []interface{}) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
+	out := await(t, "the batch did not apply after space was freed", done)
+	results(t, out)
+}
+
+// awaitBound only ends a test that would otherwise hang: the tests wait
+// for conditions, and a loaded machine (go test -race ./... on two busy
+// cores) takes seconds where an idle one takes milliseconds.
+const awaitBound = time.Minute
+
+// await waits for ApplyBatch's results from done.
+func await(t *testing.T, failure string, done <-chan []interface{}) []interface{} {
+	t.Helper()
 	select {
 	case out := <-done:
-		results(t, out)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the batch did not apply after space was freed")
+		return out
+	case <-time.After(awaitBound):
+		t.Fatal(failure)
+		return nil
 	}
+}
+
+// stalled waits until h's FSM reports a stall with at least attempts
+// failed commits in all.
+func stalled(t *testing.T, h *harness, attempts uint64, done <-chan []interface{}) *fsm.Stall {
+	t.Helper()
+	for deadline := time.Now().Add(awaitBound); h.f.Stalled() == nil || h.f.FailedCommits() < attempts; time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-done:
+			t.Fatal("the batch applied on a full disk: fill more")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stall reported (failed commits %d, want %d)", h.f.FailedCommits(), attempts)
+		}
+	}
+	return h.f.Stalled()
 }
 
 // On a full disk ApplyBatch neither panics nor skips: it retries the same
@@ -103,29 +133,14 @@ func TestApplyBatchRetriesOnFullDisk(t *testing.T) {
 	done := make(chan []interface{}, 1)
 	go func() { done <- h.f.ApplyBatch(logs) }()
 
-	deadline := time.Now().Add(5 * time.Second)
-	for h.f.Stalled() == nil {
-		if time.Now().After(deadline) {
-			select {
-			case <-done:
-				t.Fatal("the batch applied on a full disk: fill more")
-			default:
-			}
-			t.Fatal("no stall reported")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	s := h.f.Stalled()
+	s := stalled(t, h, 1, done)
 	if !s.DiskFull || s.Index != logs[0].Index || !fsm.IsDiskFull(s.Err) {
 		t.Fatalf("stall %+v", s)
 	}
 	if n, err := h.f.Count(); err != nil || n != 1 || h.f.AppliedIndex() != before {
 		t.Fatalf("while stalled: count %d (%v), applied %d (want %d)", n, err, h.f.AppliedIndex(), before)
 	}
-	time.Sleep(100 * time.Millisecond) // a few more attempts
-	if h.f.FailedCommits() < 2 {
-		t.Fatalf("failed commits %d", h.f.FailedCommits())
-	}
+	stalled(t, h, 2, done) // it retries: wait for a second attempt, however long the first took
 	freeAndAwait(t, filler, done)
 	if h.f.Stalled() != nil || h.f.AppliedIndex() != logs[len(logs)-1].Index {
 		t.Fatalf("after: stall %v, applied %d", h.f.Stalled(), h.f.AppliedIndex())
@@ -156,19 +171,12 @@ func TestApplyBatchStopsRetrying(t *testing.T) {
 	fillDisk(t, dir)
 	done := make(chan []interface{}, 1)
 	go func() { done <- h.f.ApplyBatch(bigBatch(t, h, 40)) }()
-	for h.f.Stalled() == nil {
-		time.Sleep(5 * time.Millisecond)
-	}
+	stalled(t, h, 1, done)
 	close(stop)
-	select {
-	case out := <-done:
-		for _, o := range out {
-			if o != nil {
-				t.Fatalf("a result from an unapplied batch: %v", o)
-			}
+	for _, o := range await(t, "ApplyBatch kept retrying after Stop", done) {
+		if o != nil {
+			t.Fatalf("a result from an unapplied batch: %v", o)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ApplyBatch kept retrying after Stop")
 	}
 	if h.f.AppliedIndex() != before {
 		t.Fatalf("applied %d, want %d", h.f.AppliedIndex(), before)
@@ -202,13 +210,11 @@ func TestGroupCommitOnFullDisk(t *testing.T) {
 	}
 	next := bigBatch(t, h, 3)
 	done := make(chan []interface{}, 1)
+	failed := h.f.FailedCommits()
 	go func() { done <- h.f.ApplyBatch(next) }()
-	time.Sleep(100 * time.Millisecond)
-	select {
-	case <-done:
-		t.Fatal("a batch applied past a group that cannot commit")
-	default:
-	}
+	// The batch is applied onto the group again and their commit fails:
+	// wait for that attempt rather than for a while.
+	stalled(t, h, failed+1, done)
 	freeAndAwait(t, filler, done)
 	if h.f.Stalled() != nil {
 		t.Fatalf("still stalled: %+v", h.f.Stalled())
@@ -225,5 +231,30 @@ func TestGroupCommitOnFullDisk(t *testing.T) {
 	h.f = openFSM(t, h.path)
 	if n, _ := h.f.Count(); n != 44 {
 		t.Fatalf("reopened count %d", n)
+	}
+}
+
+// Closing the FSM ends a batch's retrying, as Options.Stop does: the batch
+// is left unapplied and the retry does not find the closed file and stop
+// the process (a test that failed while a batch was retrying took its
+// whole package down that way).
+func TestCloseEndsApplyRetrying(t *testing.T) {
+	h, dir := tmpfsHarness(t, fsm.Options{})
+	h.create(question(t, "before"))
+	before := h.f.AppliedIndex()
+	fillDisk(t, dir)
+	done := make(chan []interface{}, 1)
+	go func() { done <- h.f.ApplyBatch(bigBatch(t, h, 40)) }()
+	stalled(t, h, 1, done)
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range await(t, "ApplyBatch kept retrying after Close", done) {
+		if o != nil {
+			t.Fatalf("a result from an unapplied batch: %v", o)
+		}
+	}
+	if idx, err := fsm.CheckStateFile(h.path); err != nil || idx != before {
+		t.Fatalf("check: %d %v, want %d", idx, err, before)
 	}
 }

@@ -5,6 +5,7 @@
 package fsm
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,6 +62,7 @@ type FSM struct {
 	log     *slog.Logger
 	mu      sync.RWMutex // guards db against the swap in Restore
 	db      *bolt.DB
+	closed  bool          // Close or Abandon ran (guarded by mu)
 	applied atomic.Uint64 // the last index applied, committed or in the open group
 
 	gmu     sync.Mutex  // guards g; taken after mu
@@ -164,6 +166,7 @@ func (f *FSM) close(clean bool) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true // ends an ApplyBatch still retrying (it cannot reopen the file)
 	if f.db == nil {
 		return nil
 	}
@@ -212,7 +215,9 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // a duplicate later in the batch matches the earlier one. The last
 // applied index is written in the same transaction. A transaction that
 // fails (a full disk) is retried until it succeeds, never skipped; see
-// diskfull.go.
+// diskfull.go. So is opening the state file again after a Restore that
+// replaced it but could not open the new one. Once the FSM is closed the
+// batch is left unapplied, as when Options.Stop ends the retrying.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
@@ -220,6 +225,14 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			f.opts.BeforeCommit(len(logs))
 		}
 		out, err := f.applyBatch(logs)
+		if errors.Is(err, errNoStateFile) {
+			if err = f.reopen(); err == nil {
+				out, err = f.applyBatch(logs)
+			}
+		}
+		if errors.Is(err, errClosed) {
+			return make([]interface{}, len(logs))
+		}
 		if err == nil {
 			f.resumed()
 			if f.opts.Observe != nil {
@@ -245,8 +258,10 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if f.db == nil {
-		f.log.Error("fsm: no state file to apply to (a snapshot restore failed), stopping")
-		panic("fsm: apply batch: no state file (a snapshot restore failed)")
+		if f.closed {
+			return nil, errClosed
+		}
+		return nil, errNoStateFile
 	}
 	f.gmu.Lock()
 	defer f.gmu.Unlock()
@@ -288,6 +303,33 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	f.logFormat.Store(int32(format))
 	f.clock.Store(clock)
 	return out, nil
+}
+
+var (
+	errClosed      = errors.New("fsm: the state file is closed")
+	errNoStateFile = errors.New("fsm: no state file (a snapshot restore failed)")
+)
+
+// reopen opens the state file again when a Restore replaced it but could
+// not open the new one (on a full disk, its first commit can fail). The
+// file in place is the snapshot Restore checked, so applying resumes from
+// it: entries at or below its applied index are skipped. A failure is
+// retried like a failed commit (the FSM is Stalled, the node refuses
+// writes) instead of stopping the process.
+func (f *FSM) reopen() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db != nil {
+		return nil
+	}
+	if f.closed {
+		return errClosed
+	}
+	if err := f.open(); err != nil {
+		return fmt.Errorf("%w; opening it again: %w", errNoStateFile, err)
+	}
+	f.log.Info("fsm: opened the state file a failed snapshot restore left", "applied", f.applied.Load())
+	return nil
 }
 
 // applyLogs applies the logs after index applied into tx and records the
@@ -483,10 +525,10 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("fsm: restore: %w (the previous state is kept)", err)
 	}
 	if old := f.db; old != nil {
-		// Never leave a closed handle behind: reads would fail and the
-		// next apply would halt on it. Until the new file opens there is
-		// no state (reads say so; an apply halts the node, whose restart
-		// restores the snapshot again, see node.stateBehindSnapshot).
+		// Never leave a closed handle behind: reads would fail on it.
+		// Until the new file opens there is no state: reads say so, and
+		// the next apply opens it again, retrying as after a failed
+		// commit (the FSM is Stalled) until it opens (ApplyBatch).
 		f.db = nil
 		// bbolt's Close waits for the read transactions still open on it.
 		go func() {

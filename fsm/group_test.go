@@ -114,7 +114,12 @@ func TestGroupLostInACrashIsAppliedAgain(t *testing.T) {
 func TestGroupCommitsByItself(t *testing.T) {
 	h := groupHarness(t, 20*time.Millisecond)
 	results(t, h.f.ApplyBatch(postLogs(t, h, 5)))
-	time.Sleep(300 * time.Millisecond)
+	// Wait for the timer's commit itself (a read would commit first).
+	for deadline := time.Now().Add(time.Minute); h.f.GroupPending(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the group was not committed by its timer")
+		}
+	}
 	h.reopen(fsm.Options{})
 	if got := h.f.AppliedIndex(); got != h.index {
 		t.Fatalf("after the timer and a crash: applied %d, want %d", got, h.index)
@@ -172,7 +177,6 @@ func TestGroupDroppedByRestore(t *testing.T) {
 	if n, _ := h.f.Count(); n != 0 || h.f.AppliedIndex() != 0 {
 		t.Fatalf("after restore: count %d, applied %d", n, h.f.AppliedIndex())
 	}
-	time.Sleep(10 * time.Millisecond)
 	if err := h.f.Close(); err != nil {
 		t.Fatal(err)
 	}

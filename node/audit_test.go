@@ -23,34 +23,51 @@ import (
 
 const auditToken = "audit-test-admin-token-0123456789"
 
+// adminCall makes an admin request and fails the test unless it answers
+// 200. A 503 (leadership moving, as it does on a loaded machine) is
+// retried, as a client would: the admin actions are idempotent.
 func adminCall(t *testing.T, method, url, body string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+auditToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+auditToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
 		var b bytes.Buffer
 		b.ReadFrom(resp.Body)
-		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b.String())
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			return
+		case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
+			t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b.String())
+		}
 	}
 }
 
 func fullTrail(t *testing.T, n *node.Node) []restarea.AuditRecord {
 	t.Helper()
+	all, err := trailOf(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// trailOf reads n's whole audit trail, newest first.
+func trailOf(n *node.Node) ([]restarea.AuditRecord, error) {
 	var all []restarea.AuditRecord
 	opts := restarea.ListOptions{Limit: 3}
 	for {
 		p, err := n.ListAudit(context.Background(), opts)
 		if err != nil {
-			t.Fatalf("node %s: list audit: %v", n.ID(), err)
+			return nil, fmt.Errorf("node %s: list audit: %w", n.ID(), err)
 		}
 		all = append(all, p.Records...)
 		if p.NextCursor == nil {
-			return all
+			return all, nil
 		}
 		opts.Cursor = *p.NextCursor
 	}
@@ -84,7 +101,18 @@ func TestAuditAcrossCluster(t *testing.T) {
 	adminCall(t, "POST", admin+"/entries/"+id+"/hide", "")
 	adminCall(t, "POST", admin+"/entries/"+id+"/hide", "") // a no-op: not recorded
 	adminCall(t, "PUT", admin+"/settings", `{"writes_disabled": true}`)
-	adminCall(t, "POST", admin+"/cluster/leadership-transfer", `{"id": "`+follower.ID()+`"}`)
+	// On a loaded machine leadership may have moved meanwhile, even to
+	// the follower: hand it to a node that does not lead now.
+	leader = testnode.Leader(t, nodes)
+	if leader == follower {
+		for _, n := range nodes {
+			if n != leader {
+				follower = n
+				break
+			}
+		}
+	}
+	adminCall(t, "POST", follower.URL()+"/api/v1/admin/cluster/leadership-transfer", `{"id": "`+follower.ID()+`"}`)
 	// The old leader, now a follower, forwards a removal to the new one.
 	var other *node.Node
 	for _, n := range nodes {
@@ -95,25 +123,29 @@ func TestAuditAcrossCluster(t *testing.T) {
 	adminCall(t, "DELETE", leader.URL()+"/api/v1/admin/cluster/members/"+other.ID(), "")
 	kept := []*node.Node{leader, follower}
 
+	// Wait until both trails hold the removal and agree (a node that just
+	// lost or gained leadership may refuse a read for a moment).
 	var trail []restarea.AuditRecord
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		trail = fullTrail(t, kept[0])
-		same := len(trail) > 0 && trail[0].Action == restarea.AuditMemberRemove
+	converged := func() bool {
+		var err error
+		if trail, err = trailOf(kept[0]); err != nil || len(trail) == 0 || trail[0].Action != restarea.AuditMemberRemove {
+			return false
+		}
 		for _, n := range kept[1:] {
-			same = same && reflect.DeepEqual(fullTrail(t, n), trail)
+			if other, err := trailOf(n); err != nil || !reflect.DeepEqual(other, trail) {
+				return false
+			}
 		}
-		if same {
-			break
-		}
+		return true
+	}
+	for deadline := time.Now().Add(30 * time.Second); !converged(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			for _, n := range kept {
-				j, _ := json.Marshal(fullTrail(t, n))
-				t.Logf("node %s: %s", n.ID(), j)
+				j, err := trailOf(n)
+				t.Logf("node %s: %+v (%v)", n.ID(), j, err)
 			}
 			t.Fatal("the audit trails did not converge to the same records")
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	byAction := map[restarea.AuditAction][]restarea.AuditRecord{}
 	for _, r := range trail {
@@ -126,8 +158,18 @@ func TestAuditAcrossCluster(t *testing.T) {
 	if len(set) != 1 || set[0].Source != "127.0.0.1" || len(set[0].Changes) != 1 || set[0].Changes[0].Field != "writes_disabled" {
 		t.Fatalf("settings records: %+v", set)
 	}
-	if len(move) != 1 || move[0].MemberID != follower.ID() || move[0].Source != "127.0.0.1" ||
-		string(move[0].Changes[0].Before) != `"`+leader.ID()+`"` {
+	// The leader before the transfer: the one found above, unless an
+	// election moved leadership again just before it (a loaded machine);
+	// never the target, never unknown.
+	priorLeader := func(before string) bool {
+		for _, n := range nodes {
+			if n != follower && before == `"`+n.ID()+`"` {
+				return true
+			}
+		}
+		return false
+	}
+	if len(move) != 1 || move[0].MemberID != follower.ID() || move[0].Source != "127.0.0.1" || !priorLeader(string(move[0].Changes[0].Before)) {
 		t.Fatalf("leadership transfer records: %+v", move)
 	}
 	if rm := byAction[restarea.AuditMemberRemove]; len(rm) != 1 || rm[0].MemberID != other.ID() || rm[0].Source != "127.0.0.1" {

@@ -29,11 +29,13 @@ const maxUnknownRetries = 3
 // command was certainly not appended (not the leader, a peer that cannot
 // be dialed). When the outcome is unknown — leadership lost while waiting,
 // a timeout, a forward whose answer was lost — it resends the same command
-// a bounded number of times: every command is idempotent (a post is
-// matched by request_id, and its attempt id keeps a 201 a 201), so this
-// can neither store twice nor change the answer. When all that fails the
-// answer is 503 unavailable, which a client resolves by retrying with the
-// same request_id.
+// a bounded number of times: every command but OpAudit is idempotent (a
+// post is matched by request_id, and its attempt id keeps a 201 a 201), so
+// this can neither store twice nor change the answer. An OpAudit command
+// appends a record each time it applies, so it is not resent: its record
+// may be missing (the caller logs it), never doubled. When all that fails
+// the answer is 503 unavailable, which a client resolves by retrying with
+// the same request_id.
 func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
 	if err := n.refuseWrites(); err != nil {
 		return nil, err // a node that cannot write its disk could not apply it either
@@ -57,7 +59,7 @@ func (n *Node) propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 		case err == nil:
 			return res, nil
 		case errors.Is(err, errNotApplied):
-		case restarea.ErrorCode(err) == restarea.CodeUnavailable && unknown < maxUnknownRetries && waitCtx.Err() == nil && ctx.Err() == nil:
+		case restarea.ErrorCode(err) == restarea.CodeUnavailable && cmd.Op != fsm.OpAudit && unknown < maxUnknownRetries && waitCtx.Err() == nil && ctx.Err() == nil:
 			unknown++
 			n.log.Debug("write outcome unknown, resending", "op", cmd.Op, "err", err, "retry", unknown)
 			// A leader that went silent is usually replaced within an

@@ -41,70 +41,88 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(func(c *server.Config) {
 		c.SnapshotThreshold, c.SnapshotInterval, c.TrailingLogs = 16, 100*time.Millisecond, 4
 	}))
-	leader := testnode.Leader(t, nodes)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
 	for i := range 60 {
-		if _, err := leader.Post(ctx, question(uuid.NewString()), meta); err != nil {
-			t.Fatalf("post %d: %v", i, err)
-		}
-	}
-	want := []string{
-		"# TYPE raft_commitTime summary",
-		"# TYPE raft_leader_lastContact summary",
-		"# TYPE raft_fsm_applyBatch summary",
-		"# TYPE raft_snapshot_create summary",
-		"# TYPE raft_snapshot_persist summary",
-		"# TYPE raft_state_leader counter",
-		`restarea_snapshots_total{outcome="persisted"} `,
-		`restarea_snapshots_total{outcome="failed"} 0`,
-		"restarea_data_dir_free_bytes ",
-		"restarea_data_dir_size_bytes ",
-		"\nrestarea_raft_last_contact_seconds 0\n",
-	}
-	for _, f := range nodes {
-		if f != leader {
-			want = append(want,
-				fmt.Sprintf(`raft_replication_appendEntries_rpc_count{peer_id=%q}`, f.ID()),
-				fmt.Sprintf(`raft_replication_heartbeat_count{peer_id=%q}`, f.ID()))
-		}
-	}
-	// Snapshots are taken by raft's own timer: wait for them.
-	var page string
-	var missing []string
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		page, missing = scrape(t, leader), nil
-		for _, w := range want {
-			if !strings.Contains(page, w) {
-				missing = append(missing, w)
+		// On a loaded machine leadership can move during the posts: a
+		// client retries a 503 with the same request_id, through
+		// whichever node leads now.
+		req := question(uuid.NewString())
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, err := testnode.Leader(t, nodes).Post(ctx, req, meta)
+			if err == nil {
+				break
+			}
+			if !restarea.ErrorCode(err).Retryable() || time.Now().After(deadline) {
+				t.Fatalf("post %d: %v", i, err)
 			}
 		}
-		persisted := !strings.Contains(page, `restarea_snapshots_total{outcome="persisted"} 0`)
-		if (len(missing) == 0 && persisted) || time.Now().After(deadline) {
-			break
+	}
+	// want lists what the leader's page must carry.
+	want := func(leader *node.Node) []string {
+		w := []string{
+			"# TYPE raft_commitTime summary",
+			"# TYPE raft_leader_lastContact summary",
+			"# TYPE raft_fsm_applyBatch summary",
+			"# TYPE raft_snapshot_create summary",
+			"# TYPE raft_snapshot_persist summary",
+			"# TYPE raft_state_leader counter",
+			`restarea_snapshots_total{outcome="persisted"} `,
+			`restarea_snapshots_total{outcome="failed"} 0`,
+			"restarea_data_dir_free_bytes ",
+			"restarea_data_dir_size_bytes ",
+			"\nrestarea_raft_last_contact_seconds 0\n",
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if len(missing) > 0 {
-		t.Errorf("missing from the leader's /metrics: %q", missing)
-	}
-	if strings.Contains(page, `restarea_snapshots_total{outcome="persisted"} 0`) {
-		t.Errorf("no snapshot counted as persisted")
-	}
-	// A follower reports how long ago it heard from the leader: a
-	// heartbeat ago, well under a second.
-	for _, f := range nodes {
-		if f == leader {
-			continue
+		for _, f := range nodes {
+			if f != leader {
+				w = append(w,
+					fmt.Sprintf(`raft_replication_appendEntries_rpc_count{peer_id=%q}`, f.ID()),
+					fmt.Sprintf(`raft_replication_heartbeat_count{peer_id=%q}`, f.ID()))
+			}
 		}
-		var secs float64
-		for _, l := range strings.Split(scrape(t, f), "\n") {
+		return w
+	}
+	// lastContact is what n's page says of its last contact with a leader
+	// (-1: not on the page).
+	lastContact := func(n *node.Node) float64 {
+		secs := -1.0
+		for _, l := range strings.Split(scrape(t, n), "\n") {
 			if v, ok := strings.CutPrefix(l, "restarea_raft_last_contact_seconds "); ok {
 				fmt.Sscan(v, &secs)
 			}
 		}
-		if secs <= 0 || secs > 1 {
-			t.Errorf("follower %s: last contact %v s ago", f.ID(), secs)
+		return secs
+	}
+	// Snapshots are taken by raft's own timer, and on a loaded machine
+	// leadership may move: wait until the node leading at the time shows
+	// every family, a persisted snapshot, and each follower reports a
+	// heartbeat ago, well under a second.
+	var page string
+	var missing, stale []string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		leader := testnode.Leader(t, nodes)
+		page, missing, stale = scrape(t, leader), nil, nil
+		for _, w := range want(leader) {
+			if !strings.Contains(page, w) {
+				missing = append(missing, w)
+			}
 		}
+		if strings.Contains(page, `restarea_snapshots_total{outcome="persisted"} 0`) {
+			missing = append(missing, "a persisted snapshot")
+		}
+		for _, f := range nodes {
+			if secs := lastContact(f); f != leader && (secs <= 0 || secs > 1) {
+				stale = append(stale, fmt.Sprintf("follower %s: last contact %v s ago", f.ID(), secs))
+			}
+		}
+		if (len(missing) == 0 && len(stale) == 0 && leader.IsLeader()) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("missing from the leader's /metrics: %q", missing)
+	}
+	for _, s := range stale {
+		t.Error(s)
 	}
 }
