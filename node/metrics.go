@@ -200,7 +200,7 @@ func (m *metrics) watchCluster(mux *transport.Mux, g *cluster.Guard) {
 	for _, reason := range transport.RefusalReasons {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "restarea_cluster_conn_refused_total",
-			Help:        "Connections to the cluster port closed before raft or the internal channel saw them, by reason (auth: wrong proof of the cluster secret; protocol: no or a foreign greeting; tls; timeout; io; capacity; unaccepted).",
+			Help:        "Connections to the cluster port closed before raft or the internal channel saw them, by reason (auth: wrong proof of the cluster secret; protocol: no or a foreign greeting; tls; timeout; io; capacity: all handshake slots taken; source: the slots one source may hold taken; unaccepted).",
 			ConstLabels: prometheus.Labels{"reason": reason},
 		}, func() float64 { return float64(mux.Stats().Refused[reason]) }))
 	}

@@ -18,6 +18,13 @@ const DefaultHandshakeTimeout = 5 * time.Second
 // Config.MaxPending is zero.
 const DefaultMaxPending = 1024
 
+// DefaultMaxPendingPerSource caps the handshakes of one source when
+// Config.MaxPendingPerSource is zero. A member opens a few connections
+// at a time (raft's pool of 8 per peer, the internal channel's), and a
+// whole cluster on one machine shares an address; 64 leaves that room and
+// 960 slots to the other sources.
+const DefaultMaxPendingPerSource = 64
+
 // Config describes one node's cluster port.
 type Config struct {
 	// BindAddr is the host:port to listen on, e.g. "127.0.0.1:8300".
@@ -59,6 +66,13 @@ type Config struct {
 	// one more is closed at once (counted as RefusedCapacity). Zero means
 	// DefaultMaxPending.
 	MaxPending int
+
+	// MaxPendingPerSource caps the connections still in their handshake
+	// from one source (an IPv4 address, an IPv6 /64), so that one address
+	// cannot hold every slot of MaxPending; one more from it is closed at
+	// once (counted as RefusedSource). Zero means DefaultMaxPendingPerSource,
+	// and it is never above MaxPending.
+	MaxPendingPerSource int
 }
 
 // withDefaults returns a copy of c with zero fields filled in, or an error if
@@ -79,6 +93,13 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxPending == 0 {
 		c.MaxPending = DefaultMaxPending
 	}
+	if c.MaxPendingPerSource < 0 {
+		return c, fmt.Errorf("transport: negative MaxPendingPerSource %d", c.MaxPendingPerSource)
+	}
+	if c.MaxPendingPerSource == 0 {
+		c.MaxPendingPerSource = DefaultMaxPendingPerSource
+	}
+	c.MaxPendingPerSource = min(c.MaxPendingPerSource, c.MaxPending)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -48,7 +49,10 @@ type Mux struct {
 
 	mu      sync.Mutex
 	closed  bool
-	pending map[net.Conn]struct{} // accepted, handshake not finished; at most cfg.MaxPending
+	pending map[net.Conn]netip.Prefix // accepted, handshake not finished, by source; at most cfg.MaxPending
+	// fromSource counts the pending connections of each source; at most
+	// cfg.MaxPendingPerSource each.
+	fromSource map[netip.Prefix]int
 }
 
 // Listen opens the port described by cfg and starts accepting. Accepted
@@ -79,15 +83,16 @@ func Listen(cfg Config) (*Mux, error) {
 		return nil, err
 	}
 	m := &Mux{
-		cfg:     cfg,
-		ln:      ln,
-		adv:     adv,
-		auth:    newConnAuth(cfg.Secret),
-		log:     cfg.Logger.With("component", "transport"),
-		raft:    newSubListener(adv),
-		rpc:     newSubListener(adv),
-		done:    make(chan struct{}),
-		pending: make(map[net.Conn]struct{}),
+		cfg:        cfg,
+		ln:         ln,
+		adv:        adv,
+		auth:       newConnAuth(cfg.Secret),
+		log:        cfg.Logger.With("component", "transport"),
+		raft:       newSubListener(adv),
+		rpc:        newSubListener(adv),
+		done:       make(chan struct{}),
+		pending:    make(map[net.Conn]netip.Prefix),
+		fromSource: make(map[netip.Prefix]int),
 	}
 	if cfg.TLS != nil {
 		m.srvTLS = serverTLS(cfg.TLS)
@@ -168,29 +173,63 @@ func (m *Mux) acceptLoop() {
 }
 
 // track records an accepted connection as pending and counts its goroutine.
-// It refuses when closed or over maxPending.
+// It refuses when closed, over MaxPending, or over MaxPendingPerSource for
+// the connection's source, so that one address cannot hold every slot.
 func (m *Mux) track(c net.Conn) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return false
 	}
-	if len(m.pending) >= m.cfg.MaxPending {
+	src := sourceOf(c.RemoteAddr())
+	switch {
+	case len(m.pending) >= m.cfg.MaxPending:
 		m.count.refuse(RefusedCapacity)
 		if m.warned.allow(RefusedCapacity) {
 			m.log.Warn("too many connections in handshake; refusing", "remote", c.RemoteAddr().String(), "max_pending", m.cfg.MaxPending)
 		}
 		return false
+	case m.fromSource[src] >= m.cfg.MaxPendingPerSource:
+		m.count.refuse(RefusedSource)
+		if m.warned.allow(RefusedSource) {
+			m.log.Warn("too many connections in handshake from one source; refusing", "remote", c.RemoteAddr().String(),
+				"source", src.String(), "max_pending_per_source", m.cfg.MaxPendingPerSource)
+		}
+		return false
 	}
-	m.pending[c] = struct{}{}
+	m.pending[c] = src
+	m.fromSource[src]++
 	m.wg.Add(1) // safe: the accept loop's own count keeps the group above zero
 	return true
 }
 
 func (m *Mux) untrack(c net.Conn) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	src, ok := m.pending[c]
+	if !ok {
+		return // Close took the pending set
+	}
 	delete(m.pending, c)
-	m.mu.Unlock()
+	if m.fromSource[src]--; m.fromSource[src] <= 0 {
+		delete(m.fromSource, src)
+	}
+}
+
+// sourceOf is what the per-source cap counts by: an IPv4 address, or the
+// /64 of an IPv6 one (one host commonly holds a whole /64).
+func sourceOf(a net.Addr) netip.Prefix {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return netip.Prefix{}
+	}
+	ip := ap.Addr().Unmap()
+	bits := 32
+	if ip.Is6() {
+		bits = 64
+	}
+	p, _ := ip.Prefix(bits)
+	return p
 }
 
 func (m *Mux) isClosed() bool {

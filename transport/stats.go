@@ -26,13 +26,16 @@ const (
 	// RefusedCapacity: MaxPending connections were already in their
 	// handshake.
 	RefusedCapacity = "capacity"
+	// RefusedSource: MaxPendingPerSource connections from the same source
+	// were already in their handshake.
+	RefusedSource = "source"
 	// RefusedUnaccepted: the handshake passed but nobody accepted the
 	// connection in time (its listener is closed or not served yet).
 	RefusedUnaccepted = "unaccepted"
 )
 
 // RefusalReasons lists every reason, in a fixed order.
-var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedUnaccepted}
+var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedSource, RefusedUnaccepted}
 
 // Stats is a snapshot of a Mux's connection counters.
 type Stats struct {
@@ -48,7 +51,7 @@ type Stats struct {
 }
 
 type counters struct {
-	refused        [7]atomic.Uint64 // indexed like RefusalReasons
+	refused        [8]atomic.Uint64 // indexed like RefusalReasons, one per reason
 	dialAuthFailed atomic.Uint64
 }
 
