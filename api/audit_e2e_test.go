@@ -2,11 +2,13 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -15,17 +17,13 @@ import (
 // request came from; paging; the token; bad parameters.
 func TestEndToEndAudit(t *testing.T) {
 	n := testnode.Start(t, testnode.WithAdminToken(token))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "log format 3", func() error {
 		st, err := n.ClusterStatus(context.Background())
-		if err == nil && st.LogFormat == 3 {
-			break
+		if err == nil && st.LogFormat != 3 {
+			err = fmt.Errorf("log format %d", st.LogFormat)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("log format %d (%v), want 3", st.LogFormat, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 	base := n.URL()
 	admin, audit := base+"/api/v1/admin", base+"/api/v1/admin/audit"
 
