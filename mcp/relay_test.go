@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // deadURL returns a loopback URL on which nothing listens.
@@ -62,7 +63,7 @@ func relayClient(t *testing.T, servers []string) *sdk.ClientSession {
 }
 
 func TestRelay(t *testing.T) {
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	live := strings.TrimSuffix(serve(t, Config{Service: fake}), "/mcp")
 	broken, brokenHits := failing(t)
 	cs := relayClient(t, []string{deadURL(t), broken, live + "/"})
@@ -125,8 +126,8 @@ func TestRelay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake.setHook(func(context.Context, string) error { return tt.hook })
-			defer fake.setHook(nil)
+			fake.SetHook(func(context.Context, testkit.Call) error { return tt.hook })
+			defer fake.SetHook(nil)
 			got := call(t, cs, tt.tool, tt.args)
 			if got.HTTPStatus != tt.status || got.RetryAfterSeconds != tt.retry || (tt.code != "" && (got.Error == nil || got.Error.Code != tt.code)) {
 				t.Errorf("got %s, want %d %s retry %d", got.Text, tt.status, tt.code, tt.retry)
@@ -192,7 +193,7 @@ func TestRelayBinary(t *testing.T) {
 		t.Errorf("restarea mcp without --server: %v, want exit status 2", err)
 	}
 
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	live := strings.TrimSuffix(serve(t, Config{Service: fake}), "/mcp")
 	// Servers that accept connections but never answer cost the handshake
 	// timeout (DefaultRelayConnectTimeout) each, not a call timeout.
@@ -229,7 +230,7 @@ func TestRelayBinary(t *testing.T) {
 	if hungHits.Load() == 0 || hung2Hits.Load() == 0 {
 		t.Error("a silent server was never tried")
 	}
-	if m := fake.lastMeta(); m.Channel != restarea.ChannelMCP {
+	if m := lastMeta(fake); m.Channel != restarea.ChannelMCP {
 		t.Errorf("relayed post has channel %q", m.Channel)
 	}
 }
