@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -176,16 +175,7 @@ func TestRelayBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build cmd/restarea")
-	}
-	bin := filepath.Join(t.TempDir(), "restarea")
-	build := exec.Command(goBin, "build", "-o", bin, "./cmd/restarea")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("cmd/restarea does not build yet (other packages may be mid-edit), skipping the stdio test:\n%s", out)
-	}
+	bin := testkit.Binary(t)
 
 	usage := exec.Command(bin, "mcp")
 	usage.Env = append(os.Environ(), "RESTAREA_SERVER=")

@@ -17,6 +17,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -36,7 +37,7 @@ func (c adminCLI) run(args ...string) (int, string, string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(c.t), append([]string{"admin"}, args...)...)
+	cmd := exec.CommandContext(ctx, testkit.Binary(c.t), append([]string{"admin"}, args...)...)
 	cmd.Env = append(cleanEnv(), c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,23 +1,22 @@
 package systemd
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // envAssignments reads KEY=VALUE lines the way systemd's EnvironmentFile
@@ -43,38 +42,10 @@ func envAssignments(t *testing.T, path string) map[string]string {
 	return env
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// syncBuffer collects a process's stderr for the failure message.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type proc struct {
 	name, url string
 	cmd       *exec.Cmd
-	log       *syncBuffer
+	log       *testkit.SyncBuffer
 	done      chan error
 }
 
@@ -145,7 +116,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP: -short: this test runs three node processes")
 	}
-	bin := binary(t)
+	bin := testkit.Binary(t)
 	root := t.TempDir()
 	run := func(args ...string) {
 		t.Helper()
@@ -177,7 +148,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 	httpAddrs, raftAddrs := make([]string, 3), make([]string, 3)
 	var join []string
 	for i := range 3 {
-		httpAddrs[i], raftAddrs[i] = freeAddr(t), freeAddr(t)
+		httpAddrs[i], raftAddrs[i] = testkit.FreeAddr(t), testkit.FreeAddr(t)
 		join = append(join, "http://"+httpAddrs[i])
 	}
 
@@ -230,7 +201,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 		for k, v := range vars {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		p := &proc{name: name, url: "http://" + httpAddrs[i], cmd: cmd, log: &syncBuffer{}, done: make(chan error, 1)}
+		p := &proc{name: name, url: "http://" + httpAddrs[i], cmd: cmd, log: &testkit.SyncBuffer{}, done: make(chan error, 1)}
 		cmd.Stderr = p.log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

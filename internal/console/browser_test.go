@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -40,24 +40,6 @@ func findChromium() string {
 		}
 	}
 	return ""
-}
-
-// lockedBuffer collects the nodes' logs, which several goroutines write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // browser is one headless Chromium tab and where its screenshots go.
@@ -194,7 +176,7 @@ func TestConsoleInChromium(t *testing.T) {
 	if bin == "" {
 		t.Skip("SKIP: no Chromium found (/usr/bin/chromium, or chromium, chromium-browser, google-chrome on PATH)")
 	}
-	logs := &lockedBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(testToken),
 		testnode.WithConfig(func(c *server.Config) { c.Logger = logger }))

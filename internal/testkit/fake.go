@@ -134,18 +134,28 @@ func (f *FakeService) SetHook(h func(ctx context.Context, c Call) error) {
 	f.hook = h
 }
 
-// FailWith makes every call answer err (nil: answer normally again).
-func (f *FakeService) FailWith(err error) {
+// FailWith makes every call answer err (nil: answer normally again) and
+// returns f.
+func (f *FakeService) FailWith(err error) *FakeService {
 	if err == nil {
 		f.SetHook(nil)
-		return
+		return f
 	}
 	f.SetHook(func(context.Context, Call) error { return err })
+	return f
 }
 
-// PanicWith makes every call panic with v.
-func (f *FakeService) PanicWith(v any) {
+// PanicWith makes every call panic with v and returns f.
+func (f *FakeService) PanicWith(v any) *FakeService {
 	f.SetHook(func(context.Context, Call) error { panic(v) })
+	return f
+}
+
+// ResetCalls forgets the calls received so far.
+func (f *FakeService) ResetCalls() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
 }
 
 // Stub makes method (a name as in Call.Method) answer result, which must

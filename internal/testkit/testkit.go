@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -66,17 +67,25 @@ func EventuallyValue[T any](t testing.TB, timeout time.Duration, what string, co
 	return v
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
-// a server the test cannot ask to pick its own (a process started with a
-// --http flag, a container's published port).
-func FreePort(t testing.TB) int {
+// FreeAddr returns a TCP address on 127.0.0.1 whose port was free a
+// moment ago, for a server the test cannot ask to pick its own port (a
+// process started with an --http flag).
+func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().String()
+}
+
+// FreePort is FreeAddr's port (a container's published port).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(FreeAddr(t))
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 // SyncBuffer is a bytes.Buffer that several goroutines may write to and
