@@ -1,14 +1,10 @@
 package api_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -17,13 +13,7 @@ import (
 // request came from; paging; the token; bad parameters.
 func TestEndToEndAudit(t *testing.T) {
 	n := testnode.Start(t, testnode.WithAdminToken(token))
-	testkit.Eventually(t, 20*time.Second, "log format 3", func() error {
-		st, err := n.ClusterStatus(context.Background())
-		if err == nil && st.LogFormat != 3 {
-			err = fmt.Errorf("log format %d", st.LogFormat)
-		}
-		return err
-	})
+	testnode.WaitLogFormat(t, n, 3)
 	base := n.URL()
 	admin, audit := base+"/api/v1/admin", base+"/api/v1/admin/audit"
 

@@ -31,7 +31,7 @@ func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	lagger.Close()
-	before, err = os.ReadFile(state) // the state file as it was before the install
+	before, err := os.ReadFile(state) // the state file as it was before the install
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,14 +113,7 @@ func TestAdminCLI(t *testing.T) {
 	q2 := postQuestion(t, nodes[1], "second question")
 	// Operator actions are audited once the cluster writes log format 3,
 	// which a fresh cluster's leader switches to within moments.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, err := nodes[0].ClusterStatus(t.Context()); err == nil && st.LogFormat == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cluster did not switch to log format 3")
-		}
-	}
+	testnode.WaitLogFormat(t, nodes[0], 3)
 
 	t.Run("settings", func(t *testing.T) {
 		cli.t = t
@@ -305,19 +298,13 @@ func TestAdminCLI(t *testing.T) {
 		// transfers above, and with 200 ms election timeouts on a loaded
 		// machine, a view may be caught mid-election.
 		var v client.ClusterView
-		var why string
-		for try := 0; try < 20; try++ {
-			if try > 0 {
-				time.Sleep(250 * time.Millisecond)
-			}
+		testkit.Eventually(t, 30*time.Second, "one leader and every view complete", func() error {
 			cli.json(&v, "status")
-			if why = statusProblem(v, 3); why == "" {
-				break
+			if why := statusProblem(v, 3); why != "" {
+				return fmt.Errorf("%s: %+v", why, v)
 			}
-		}
-		if why != "" {
-			t.Fatalf("status: %s: %+v", why, v)
-		}
+			return nil
+		})
 		out := cli.want(0, "status")
 		for _, want := range []string{"NODE", "LAG", "LOG_FORMAT", "leader", "follower", nodes[2].URL()} {
 			if !strings.Contains(out, want) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -67,20 +68,17 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	base := "http://" + httpAddr
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, "the restored node to be ready", func() error {
 		r, err := http.Get(base + "/readyz")
-		if err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				break
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("restored node never became ready")
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			return fmt.Errorf("readyz: %d", r.StatusCode)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	body, _ := json.Marshal(req)
 	r, err := http.Post(base+"/api/v1/entries", "application/json", strings.NewReader(string(body)))
 	if err != nil {
@@ -106,14 +104,5 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 		// waits until those are in force.
 		c.RatePerSource, c.RateGlobal = node.Defaults().RatePerSource, node.Defaults().RateGlobal
 	})))
-	deadline = time.Now().Add(20 * time.Second)
-	for {
-		if _, err := joiner.GetThread(ctx, first.Entry.ID, restarea.ReadOptions{}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a node that joined the restored one never received the restored entry")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testnode.WaitThread(t, []*node.Node{joiner}, first.Entry.ID)
 }

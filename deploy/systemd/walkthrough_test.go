@@ -69,13 +69,12 @@ func postQuestion(url, title string) (string, error) {
 		newRequestID(), title)
 	// Bounded: 30 s in all, enough for an election and a few 503s.
 	c := http.Client{Timeout: 5 * time.Second}
-	var lastErr error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+	var id string
+	var refused error
+	err := testkit.Poll(context.Background(), 30*time.Second, func() error {
 		r, err := c.Post(url+"/api/v1/entries", "application/json", strings.NewReader(body))
 		if err != nil {
-			lastErr = err
-			time.Sleep(250 * time.Millisecond)
-			continue
+			return err
 		}
 		var out struct {
 			Data struct {
@@ -85,16 +84,20 @@ func postQuestion(url, title string) (string, error) {
 		raw, _ := io.ReadAll(r.Body)
 		r.Body.Close()
 		json.Unmarshal(raw, &out)
-		if r.StatusCode == 200 || r.StatusCode == 201 {
-			return out.Data.ID, nil
+		switch r.StatusCode {
+		case 200, 201:
+			id = out.Data.ID
+			return nil
+		case http.StatusServiceUnavailable:
+			return fmt.Errorf("%d %s", r.StatusCode, raw)
 		}
-		lastErr = fmt.Errorf("%d %s", r.StatusCode, raw)
-		if r.StatusCode != http.StatusServiceUnavailable {
-			return "", lastErr
-		}
-		time.Sleep(250 * time.Millisecond)
+		refused = fmt.Errorf("%d %s", r.StatusCode, raw)
+		return nil
+	})
+	if refused != nil {
+		return "", refused
 	}
-	return "", lastErr
+	return id, err
 }
 
 func newRequestID() string {
@@ -219,24 +222,20 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 		code, err := getJSON(p.url+"/api/v1/cluster", &st)
 		return st, err == nil && code == 200
 	}
-	deadline := time.Now().Add(45 * time.Second)
 	for _, p := range procs {
-		for {
-			code, _ := getJSON(p.url+"/readyz", nil)
-			st, ok := status(p)
-			if code == 200 && ok && len(st.Members) == 3 && st.LeaderID != "" {
-				break
-			}
+		testkit.Eventually(t, 60*time.Second, p.name+" in a three-member cluster with a leader", func() error {
 			select {
 			case err := <-p.done:
 				t.Fatalf("%s exited: %v", p.name, err)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no three-member cluster with a leader (%+v)", p.name, st)
+			code, _ := getJSON(p.url+"/readyz", nil)
+			st, ok := status(p)
+			if code == 200 && ok && len(st.Members) == 3 && st.LeaderID != "" {
+				return nil
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return fmt.Errorf("readyz %d, status %+v", code, st)
+		})
 	}
 	st, _ := status(procs[1])
 	var leader *proc

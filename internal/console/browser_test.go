@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -194,14 +195,7 @@ func TestConsoleInChromium(t *testing.T) {
 	base := here.URL()
 	// Operator actions are audited once the cluster writes log format 3,
 	// which a fresh cluster's leader switches to within moments.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, err := leader.ClusterStatus(context.Background()); err == nil && st.LogFormat == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cluster did not switch to log format 3 (audited admin commands)")
-		}
-	}
+	testnode.WaitLogFormat(t, leader, 3)
 
 	// The board: a question with a reply, posted over the public API.
 	question := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion,
@@ -414,13 +408,12 @@ func TestConsoleInChromium(t *testing.T) {
 	// Handing leadership over, to whichever voter is most up to date.
 	before := leaderID(t, other)
 	b.follow(`form[action="/admin/cluster/transfer"] button`, "p.notice")
-	deadline := time.Now().Add(10 * time.Second)
-	for leaderID(t, other) == before || leaderID(t, other) == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("leadership still with %s after the transfer", before)
+	testkit.Eventually(t, 30*time.Second, "leadership to move", func() error {
+		if id := leaderID(t, other); id == before || id == "" {
+			return fmt.Errorf("leader %q (was %s)", id, before)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	b.shot("13-cluster-after-transfer")
 	// Removing a member, behind its confirmation: the one browsed first.
 	b.follow(`a[href="/admin/cluster/remove?id=`+here.ID()+`"]`, "section.confirm.danger")

@@ -96,3 +96,17 @@ func WaitThread(t testing.TB, nodes []*node.Node, id string) {
 		})
 	}
 }
+
+// WaitLogFormat waits (up to 30s) until n reports log format want or a
+// later one: a fresh cluster's leader switches formats moments after it
+// forms (operator actions are audited from format 3).
+func WaitLogFormat(t testing.TB, n *node.Node, want int) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("node %s on log format %d", n.ID(), want), func() error {
+		st, err := n.ClusterStatus(context.Background())
+		if err == nil && st.LogFormat < want {
+			err = fmt.Errorf("log format %d", st.LogFormat)
+		}
+		return err
+	})
+}
