@@ -81,17 +81,7 @@ func startHelper(t *testing.T, dir, raftAddr string) *helperProc {
 		t.Fatalf("helper node did not start: %v", err)
 	}
 	h := &helperProc{cmd: cmd, url: strings.TrimSpace(line)}
-	testkit.Eventually(t, 30*time.Second, "the helper node at "+h.url+" to be ready", func() error {
-		resp, err := http.Get(h.url + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("readyz: %d", resp.StatusCode)
-		}
-		return nil
-	})
+	testkit.WaitOK(t, 30*time.Second, h.url+"/readyz")
 	return h
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -68,17 +67,7 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	base := "http://" + httpAddr
-	testkit.Eventually(t, 30*time.Second, "the restored node to be ready", func() error {
-		r, err := http.Get(base + "/readyz")
-		if err != nil {
-			return err
-		}
-		r.Body.Close()
-		if r.StatusCode != 200 {
-			return fmt.Errorf("readyz: %d", r.StatusCode)
-		}
-		return nil
-	})
+	testkit.WaitOK(t, 30*time.Second, base+"/readyz")
 	body, _ := json.Marshal(req)
 	r, err := http.Post(base+"/api/v1/entries", "application/json", strings.NewReader(string(body)))
 	if err != nil {

@@ -11,7 +11,9 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"testing"
@@ -132,4 +134,20 @@ func Reply(parentID, body string) restarea.PostRequest {
 		RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: parentID, Body: body,
 		Actor: restarea.Actor{Name: "test-agent"}, SubmissionMode: restarea.ModeAutonomous,
 	}
+}
+
+// WaitOK waits until a GET of url answers 200 (a process's /readyz).
+func WaitOK(t testing.TB, timeout time.Duration, url string) {
+	t.Helper()
+	Eventually(t, timeout, url+" to answer 200", func() error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
 }
