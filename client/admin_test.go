@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -224,12 +223,4 @@ func postVia(t *testing.T, base string) restarea.Entry {
 	return restarea.Entry{ID: res.ID}
 }
 
-func deadServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
-}
+func deadServer(t *testing.T) string { return "http://" + testkit.FreeAddr(t) } // nothing listens there

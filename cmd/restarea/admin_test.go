@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,15 +76,7 @@ func (c adminCLI) json(v any, args ...string) {
 
 // deadURL returns a loopback URL nothing listens on: connections to it are
 // refused.
-func deadURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
-}
+func deadURL(t *testing.T) string { return "http://" + testkit.FreeAddr(t) } // nothing listens there
 
 func postQuestion(t *testing.T, n *node.Node, title string) restarea.Entry {
 	t.Helper()
