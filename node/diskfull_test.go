@@ -156,6 +156,7 @@ func testDiskFull(t *testing.T, nodes []*node.Node, full *node.Node, tmp string)
 	if before == "" {
 		t.Fatal("no post acknowledged before the disk filled")
 	}
+	testnode.WaitThread(t, []*node.Node{full}, before) // replicated to the node whose disk fills
 
 	wasLeader := full.IsLeader()
 	filler := fillDisk(t, tmp)
