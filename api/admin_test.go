@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // adminPaths are one request to every admin route.
@@ -23,7 +24,7 @@ var adminPaths = []struct{ method, path, body string }{
 var bearer = []string{"Authorization", "Bearer " + token}
 
 func TestAdminOff(t *testing.T) {
-	f := &fake{}
+	f := testkit.NewFakeService()
 	tests := []struct {
 		name string
 		cfg  Config
@@ -40,7 +41,7 @@ func TestAdminOff(t *testing.T) {
 				r := do(t, srv, p.method, p.path, p.body, bearer...)
 				wantError(t, r, http.StatusNotFound, restarea.CodeNotFound, "")
 			}
-			if n, _ := f.calls(); n != 0 {
+			if n, _ := f.Last(); n != 0 {
 				t.Fatal("the admin service was called while the admin API is off")
 			}
 		})
@@ -62,7 +63,7 @@ func TestAdminUnauthorized(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{}
+			f := testkit.NewFakeService()
 			// A burst above the number of paths: the throttle has its own test.
 			srv := serve(t, f, Config{AdminToken: token, AuthBurst: 100})
 			for _, p := range append(adminPaths, struct{ method, path, body string }{http.MethodDelete, "/api/v1/admin/unknown", ""}) {
@@ -75,7 +76,7 @@ func TestAdminUnauthorized(t *testing.T) {
 					t.Fatal("the token was echoed")
 				}
 			}
-			if n, _ := f.calls(); n != 0 {
+			if n, _ := f.Last(); n != 0 {
 				t.Fatal("an unauthorised request reached the admin service")
 			}
 		})
@@ -89,49 +90,55 @@ func TestAdminRoutes(t *testing.T) {
 		method  string
 		path    string
 		body    string
-		entries []restarea.Entry
+		stub    any // a canned answer of the call; without one the fake holds the question entryID
 		status  int
-		want    call
+		want    testkit.Call
 		rawPart string
 	}{
 		{
 			name: "hide", method: http.MethodPost, path: "/api/v1/admin/entries/" + upper + "/hide",
-			status: 200, want: call{method: "HideEntry", id: entryID}, rawPart: `"visible":false`,
+			status: 200, want: testkit.Call{Method: "HideEntry", ID: entryID}, rawPart: `"visible":false`,
 		},
 		{
 			name: "unhide", method: http.MethodPost, path: "/api/v1/admin/entries/" + entryID + "/unhide",
-			status: 200, want: call{method: "UnhideEntry", id: entryID}, rawPart: `"visible":true`,
+			status: 200, want: testkit.Call{Method: "UnhideEntry", ID: entryID}, rawPart: `"visible":true`,
 		},
 		{
 			name: "delete", method: http.MethodPost, path: "/api/v1/admin/entries/" + upper + "/delete",
-			status: 200, want: call{method: "DeleteEntry", id: entryID},
+			status: 200, want: testkit.Call{Method: "DeleteEntry", ID: entryID},
 			rawPart: `{"data":{"id":"` + entryID + `","deleted":true}}`,
 		},
 		{
 			name: "list entries, empty", method: http.MethodGet, path: "/api/v1/admin/entries",
-			status: 200, want: call{method: "ListEntries"}, rawPart: `{"data":{"entries":[],"next_cursor":null}}`,
+			stub:   restarea.EntryPage{},
+			status: 200, want: testkit.Call{Method: "ListEntries"}, rawPart: `{"data":{"entries":[],"next_cursor":null}}`,
 		},
 		{
 			name: "list entries, a page", method: http.MethodGet, path: "/api/v1/admin/entries?cursor=x&limit=5",
-			entries: []restarea.Entry{{ID: entryID, RequestID: requestID, Visible: false}},
-			status:  200, want: call{method: "ListEntries", list: restarea.ListOptions{Cursor: "x", Limit: 5}},
+			stub:   restarea.EntryPage{Entries: []restarea.Entry{{ID: entryID, RequestID: requestID, Visible: false}}},
+			status: 200, want: testkit.Call{Method: "ListEntries", List: restarea.ListOptions{Cursor: "x", Limit: 5}},
 			rawPart: `"request_id":"` + requestID + `"`,
 		},
 		{
 			name: "settings", method: http.MethodGet, path: "/api/v1/admin/settings",
-			status: 200, want: call{method: "Settings"},
+			status: 200, want: testkit.Call{Method: "Settings"},
 			rawPart: `{"data":{"writes_disabled":false,"per_source_limit":{"count":30,"window_seconds":60},"global_limit":{"count":2000,"window_seconds":3600}}}`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{entries: tt.entries}
+			f := testkit.NewFakeService()
+			if tt.stub != nil {
+				f.Stub(tt.want.Method, tt.stub)
+			} else {
+				f.Add(restarea.Entry{ID: entryID, Type: restarea.TypeQuestion, Title: "t", Body: "b", Visible: true})
+			}
 			srv := serve(t, f, Config{AdminToken: token})
 			r := do(t, srv, tt.method, tt.path, tt.body, bearer...)
 			if r.status != tt.status || !strings.Contains(r.raw, tt.rawPart) {
 				t.Fatalf("got %d %s, want %d with %s", r.status, r.raw, tt.status, tt.rawPart)
 			}
-			if n, c := f.calls(); n != 1 || c != tt.want {
+			if n, c := f.Last(); n != 1 || c != tt.want {
 				t.Fatalf("admin call %+v (of %d), want %+v", c, n, tt.want)
 			}
 		})
@@ -153,10 +160,14 @@ func TestAdminOperatorPost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{replayed: tt.replayed}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{AdminToken: token})
+			if tt.replayed { // the same request a second time
+				do(t, srv, http.MethodPost, "/api/v1/admin/entries", tt.body, bearer...)
+				f.ResetCalls()
+			}
 			r := do(t, srv, http.MethodPost, "/api/v1/admin/entries", tt.body, bearer...)
-			n, c := f.calls()
+			n, c := f.Last()
 			if tt.status == http.StatusBadRequest {
 				wantError(t, r, tt.status, restarea.CodeInvalidRequest, tt.msgPart)
 				if n != 0 {
@@ -175,7 +186,7 @@ func TestAdminOperatorPost(t *testing.T) {
 			if !got.ByOperator || got.Replayed != tt.replayed {
 				t.Fatalf("answer %s", r.raw)
 			}
-			if n != 1 || c.method != "OperatorPost" || c.meta.Channel != restarea.ChannelHTTP || c.meta.Source != "127.0.0.1" {
+			if n != 1 || c.Method != "OperatorPost" || c.Meta.Channel != restarea.ChannelHTTP || c.Meta.Source != "127.0.0.1" {
 				t.Fatalf("admin call %+v (of %d)", c, n)
 			}
 		})
@@ -204,10 +215,10 @@ func TestAdminSettingsPut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{AdminToken: token})
 			r := do(t, srv, http.MethodPut, "/api/v1/admin/settings", tt.body, bearer...)
-			n, c := f.calls()
+			n, c := f.Last()
 			if tt.status != http.StatusOK {
 				wantError(t, r, tt.status, restarea.CodeInvalidRequest, tt.msgPart)
 				if n != 0 {
@@ -218,7 +229,7 @@ func TestAdminSettingsPut(t *testing.T) {
 			if r.status != tt.status || !strings.Contains(r.raw, tt.rawPart) {
 				t.Fatalf("got %d %s, want %s", r.status, r.raw, tt.rawPart)
 			}
-			if n != 1 || c.method != "UpdateSettings" {
+			if n != 1 || c.Method != "UpdateSettings" {
 				t.Fatalf("admin call %+v (of %d)", c, n)
 			}
 		})
@@ -242,7 +253,7 @@ func TestAdminErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, &fake{err: tt.err}, Config{AdminToken: token})
+			srv := serve(t, testkit.NewFakeService().FailWith(tt.err), Config{AdminToken: token})
 			r := do(t, srv, tt.method, tt.path, "", bearer...)
 			wantError(t, r, tt.status, tt.code, "")
 		})

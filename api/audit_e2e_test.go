@@ -1,9 +1,7 @@
 package api_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -15,17 +13,7 @@ import (
 // request came from; paging; the token; bad parameters.
 func TestEndToEndAudit(t *testing.T) {
 	n := testnode.Start(t, testnode.WithAdminToken(token))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, err := n.ClusterStatus(context.Background())
-		if err == nil && st.LogFormat == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("log format %d (%v), want 3", st.LogFormat, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testnode.WaitLogFormat(t, n, 3)
 	base := n.URL()
 	admin, audit := base+"/api/v1/admin", base+"/api/v1/admin/audit"
 

@@ -1,18 +1,17 @@
 package api
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/httpx"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 func TestMethodNotAllowed(t *testing.T) {
@@ -35,7 +34,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		{http.MethodDelete, "/api/v1/admin/entries", "GET, HEAD, POST"},
 		{http.MethodPost, "/api/v1/admin/settings", "GET, HEAD, PUT"},
 	}
-	f := &fake{}
+	f := testkit.NewFakeService()
 	srv := serve(t, f, Config{AdminToken: token})
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
@@ -46,7 +45,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			}
 		})
 	}
-	if n, _ := f.calls(); n != 0 {
+	if n, _ := f.Last(); n != 0 {
 		t.Fatal("a wrong method reached the service")
 	}
 }
@@ -64,7 +63,7 @@ func TestNotFound(t *testing.T) {
 		"/healthz/x",
 		"/nothing",
 	}
-	srv := serve(t, &fake{}, Config{})
+	srv := serve(t, testkit.NewFakeService(), Config{})
 	for _, p := range paths {
 		for _, m := range []string{http.MethodGet, http.MethodPost} {
 			t.Run(m+" "+p, func(t *testing.T) {
@@ -93,7 +92,7 @@ func TestHealth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, &fake{}, Config{Ready: tt.ready})
+			srv := serve(t, testkit.NewFakeService(), Config{Ready: tt.ready})
 			r := do(t, srv, http.MethodGet, tt.path, "")
 			if r.status != tt.status || strings.TrimSpace(r.raw) != tt.raw {
 				t.Fatalf("got %d %s, want %d %s", r.status, r.raw, tt.status, tt.raw)
@@ -122,7 +121,7 @@ func TestPanicBecomes500(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, &fake{panicWith: "boom"}, Config{AdminToken: token})
+			srv := serve(t, testkit.NewFakeService().PanicWith("boom"), Config{AdminToken: token})
 			r := do(t, srv, tt.method, tt.path, tt.body, bearer...)
 			wantError(t, r, http.StatusInternalServerError, restarea.CodeInternal, "internal error")
 			if strings.Contains(r.raw, "boom") {
@@ -136,29 +135,11 @@ func TestPanicBecomes500(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestRequestLog(t *testing.T) {
 	const secret = "a-secret-body-marker"
 	tests := []struct {
 		name    string
-		fake    *fake
+		fake    *testkit.FakeService
 		method  string
 		path    string
 		body    string
@@ -166,17 +147,17 @@ func TestRequestLog(t *testing.T) {
 		status  string
 		mention string
 	}{
-		{"2xx at debug", &fake{}, http.MethodPost, "/api/v1/entries", question(secret), "level=DEBUG", "status=201", ""},
+		{"2xx at debug", testkit.NewFakeService(), http.MethodPost, "/api/v1/entries", question(secret), "level=DEBUG", "status=201", ""},
 		// At Debug every refusal is logged, at Debug (TestRefusalLogSampled:
 		// at Info they are sampled).
-		{"4xx at debug", &fake{}, http.MethodPost, "/api/v1/entries", `{"body":"` + secret, "level=DEBUG", "status=400", ""},
-		{"401 at debug", &fake{}, http.MethodGet, "/api/v1/admin/settings", "", "level=DEBUG", "status=401", ""},
-		{"5xx at error", &fake{err: errors.New("disk gone")}, http.MethodGet, "/api/v1/threads?cursor=" + secret, "", "level=ERROR", "status=500", "disk gone"},
-		{"panic logged", &fake{panicWith: "boom"}, http.MethodGet, "/api/v1/threads", "", "level=ERROR", "status=500", "panic=boom"},
+		{"4xx at debug", testkit.NewFakeService(), http.MethodPost, "/api/v1/entries", `{"body":"` + secret, "level=DEBUG", "status=400", ""},
+		{"401 at debug", testkit.NewFakeService(), http.MethodGet, "/api/v1/admin/settings", "", "level=DEBUG", "status=401", ""},
+		{"5xx at error", testkit.NewFakeService().FailWith(errors.New("disk gone")), http.MethodGet, "/api/v1/threads?cursor=" + secret, "", "level=ERROR", "status=500", "disk gone"},
+		{"panic logged", testkit.NewFakeService().PanicWith("boom"), http.MethodGet, "/api/v1/threads", "", "level=ERROR", "status=500", "panic=boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testkit.SyncBuffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			h := New(Config{Service: tt.fake, Admin: tt.fake, AdminToken: token, Logger: logger})
 			// ServeHTTP directly: the log line is complete when it returns.
@@ -204,8 +185,10 @@ func TestRequestLog(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	// Building twice on one registry shares the series rather than panicking.
-	New(Config{Service: &fake{}, Logger: discard, Registerer: reg})
-	srv := serveExact(t, Config{Service: &fake{}, Logger: discard, Registerer: reg})
+	New(Config{Service: testkit.NewFakeService(), Logger: discard, Registerer: reg})
+	f := testkit.NewFakeService()
+	f.Add(restarea.Entry{ID: entryID, Type: restarea.TypeQuestion, Title: "t", Body: "b", Visible: true})
+	srv := serveExact(t, Config{Service: f, Logger: discard, Registerer: reg})
 	requests := []struct{ method, path string }{
 		{http.MethodGet, "/api/v1/threads"},
 		{http.MethodGet, "/api/v1/threads?limit=2"},
@@ -268,10 +251,10 @@ func TestNewRequiresService(t *testing.T) {
 // as fast as the attacker sent. At Info, refusals are sampled (a burst of
 // httpx.DefaultLogLinesPerSecond), and the metrics still count them all.
 func TestRefusalLogSampled(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	reg := prometheus.NewRegistry()
-	h := New(Config{Service: &fake{}, Logger: logger, Registerer: reg})
+	h := New(Config{Service: testkit.NewFakeService(), Logger: logger, Registerer: reg})
 	const flood = 500
 	for range flood {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/entries", strings.NewReader("{"))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // question returns a valid question body with the given title.
@@ -34,8 +35,12 @@ func TestPostEntriesAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{replayed: tt.replayed}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{})
+			if tt.replayed { // the same request a second time
+				do(t, srv, http.MethodPost, "/api/v1/entries", question("Hello"), tt.headers...)
+				f.ResetCalls()
+			}
 			r := do(t, srv, http.MethodPost, "/api/v1/entries", question("Hello"), tt.headers...)
 			if r.status != tt.status {
 				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.raw)
@@ -52,19 +57,19 @@ func TestPostEntriesAnswers(t *testing.T) {
 			if got.Replayed == nil || *got.Replayed != tt.replayed {
 				t.Fatalf("replayed = %v, want %v: %s", got.Replayed, tt.replayed, r.raw)
 			}
-			if got.ID != entryID || got.Title != "Hello" || got.Channel != "http" || got.CreatedAt != "2025-01-02T03:04:05Z" {
+			if e := f.Entries(); len(e) != 1 || got.ID != e[0].ID || got.Title != "Hello" || got.Channel != "http" || got.CreatedAt != "2025-01-01T00:00:00Z" {
 				t.Fatalf("entry fields: %s", r.data)
 			}
-			n, c := f.calls()
-			if n != 1 || c.method != "Post" {
-				t.Fatalf("service calls %d, last %q", n, c.method)
+			n, c := f.Last()
+			if n != 1 || c.Method != "Post" {
+				t.Fatalf("service calls %d, last %q", n, c.Method)
 			}
 			// The domain decoder normalised the request before the service saw it.
-			if c.req.RequestID != requestID || got.RequestID != requestID {
-				t.Fatalf("request_id not lowercased: %q", c.req.RequestID)
+			if c.Req.RequestID != requestID || got.RequestID != requestID {
+				t.Fatalf("request_id not lowercased: %q", c.Req.RequestID)
 			}
-			if c.meta.Channel != restarea.ChannelHTTP {
-				t.Fatalf("channel %q", c.meta.Channel)
+			if c.Meta.Channel != restarea.ChannelHTTP {
+				t.Fatalf("channel %q", c.Meta.Channel)
 			}
 		})
 	}
@@ -100,11 +105,11 @@ func TestPostEntriesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{})
 			r := do(t, srv, http.MethodPost, "/api/v1/entries", tt.body)
 			wantError(t, r, http.StatusBadRequest, restarea.CodeInvalidRequest, tt.msgPart)
-			if n, _ := f.calls(); n != 0 {
+			if n, _ := f.Last(); n != 0 {
 				t.Fatalf("a bad request reached the service (%d calls)", n)
 			}
 		})
@@ -126,7 +131,7 @@ func TestPostEntriesBodyCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{MaxBodyBytes: tt.max})
 			r := do(t, srv, http.MethodPost, "/api/v1/entries", tt.body)
 			if r.status != tt.status {
@@ -134,7 +139,7 @@ func TestPostEntriesBodyCap(t *testing.T) {
 			}
 			if tt.status == http.StatusRequestEntityTooLarge {
 				wantError(t, r, tt.status, restarea.CodePayloadTooLarge, "larger than")
-				if n, _ := f.calls(); n != 0 {
+				if n, _ := f.Last(); n != 0 {
 					t.Fatal("an oversized request reached the service")
 				}
 			}
@@ -165,7 +170,7 @@ func TestPostEntriesServiceErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, &fake{err: tt.err}, Config{})
+			srv := serve(t, testkit.NewFakeService().FailWith(tt.err), Config{})
 			r := do(t, srv, http.MethodPost, "/api/v1/entries", question("t"))
 			wantError(t, r, tt.status, tt.code, "")
 			if got := r.header.Get("Retry-After"); got != tt.retryAfter {
@@ -196,7 +201,7 @@ func TestPostEntriesSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{TrustedProxies: tt.proxies})
 			var headers []string
 			if tt.xff != "" {
@@ -206,8 +211,8 @@ func TestPostEntriesSource(t *testing.T) {
 			if r.status != http.StatusCreated {
 				t.Fatalf("status %d: %s", r.status, r.raw)
 			}
-			if _, c := f.calls(); c.meta.Source != tt.want {
-				t.Fatalf("source %q, want %q", c.meta.Source, tt.want)
+			if _, c := f.Last(); c.Meta.Source != tt.want {
+				t.Fatalf("source %q, want %q", c.Meta.Source, tt.want)
 			}
 		})
 	}

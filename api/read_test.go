@@ -6,65 +6,70 @@ import (
 	"testing"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 func TestReads(t *testing.T) {
 	upper := strings.ToUpper(entryID)
 	cursor := "c2"
+	question := restarea.Entry{ID: entryID, Type: restarea.TypeQuestion, Title: "t", Body: "b", Visible: true}
+	reply := restarea.Entry{ID: entryID, Type: restarea.TypeReply, ParentID: parentID, Body: "b", Visible: true}
 	tests := []struct {
 		name    string
 		path    string
-		entries []restarea.Entry
-		next    *string
-		want    call   // the service call expected
-		rawPart string // a piece of the raw answer
+		stub    any          // the service's canned answer
+		want    testkit.Call // the service call expected
+		rawPart string       // a piece of the raw answer
 	}{
 		{
-			name: "threads, defaults", path: "/api/v1/threads",
-			want:    call{method: "ListThreads"},
+			name: "threads, defaults", path: "/api/v1/threads", stub: restarea.ThreadPage{},
+			want:    testkit.Call{Method: "ListThreads"},
 			rawPart: `{"data":{"threads":[],"next_cursor":null}}`,
 		},
 		{
 			name: "threads, every option and an unknown one", path: "/api/v1/threads?cursor=c1&limit=10&consistency=strong&utm_source=x",
-			entries: []restarea.Entry{{ID: entryID, Type: restarea.TypeQuestion}}, next: &cursor,
-			want:    call{method: "ListThreads", list: restarea.ListOptions{Cursor: "c1", Limit: 10, Consistency: restarea.ConsistencyStrong}},
+			stub:    restarea.ThreadPage{Threads: []restarea.Entry{{ID: entryID, Type: restarea.TypeQuestion}}, NextCursor: &cursor},
+			want:    testkit.Call{Method: "ListThreads", List: restarea.ListOptions{Cursor: "c1", Limit: 10, Consistency: restarea.ConsistencyStrong}},
 			rawPart: `"next_cursor":"c2"`,
 		},
 		{
-			name: "threads, empty limit is the default", path: "/api/v1/threads?limit=&consistency=local",
-			want:    call{method: "ListThreads"},
+			name: "threads, empty limit is the default", path: "/api/v1/threads?limit=&consistency=local", stub: restarea.ThreadPage{},
+			want:    testkit.Call{Method: "ListThreads"},
 			rawPart: `"threads":[]`,
 		},
 		{
-			name: "thread, id lowercased", path: "/api/v1/threads/" + upper,
-			want:    call{method: "GetThread", id: entryID},
+			name: "thread, id lowercased", path: "/api/v1/threads/" + upper, stub: question,
+			want:    testkit.Call{Method: "GetThread", ID: entryID},
 			rawPart: `"id":"` + entryID + `"`,
 		},
 		{
-			name: "thread, strong", path: "/api/v1/threads/" + entryID + "?consistency=strong",
-			want:    call{method: "GetThread", id: entryID, read: restarea.ReadOptions{Consistency: restarea.ConsistencyStrong}},
+			name: "thread, strong", path: "/api/v1/threads/" + entryID + "?consistency=strong", stub: question,
+			want:    testkit.Call{Method: "GetThread", ID: entryID, Read: restarea.ReadOptions{Consistency: restarea.ConsistencyStrong}},
 			rawPart: `"type":"question"`,
 		},
 		{
-			name: "replies, empty", path: "/api/v1/threads/" + upper + "/replies?limit=200",
-			want:    call{method: "ListReplies", id: entryID, list: restarea.ListOptions{Limit: 200}},
+			name: "replies, empty", path: "/api/v1/threads/" + upper + "/replies?limit=200", stub: restarea.ReplyPage{},
+			want:    testkit.Call{Method: "ListReplies", ID: entryID, List: restarea.ListOptions{Limit: 200}},
 			rawPart: `{"data":{"replies":[],"next_cursor":null}}`,
 		},
 		{
 			name: "replies, a page", path: "/api/v1/threads/" + entryID + "/replies?cursor=abc&limit=1",
-			entries: []restarea.Entry{{ID: parentID, Type: restarea.TypeReply}}, next: &cursor,
-			want:    call{method: "ListReplies", id: entryID, list: restarea.ListOptions{Cursor: "abc", Limit: 1}},
+			stub:    restarea.ReplyPage{Replies: []restarea.Entry{{ID: parentID, Type: restarea.TypeReply}}, NextCursor: &cursor},
+			want:    testkit.Call{Method: "ListReplies", ID: entryID, List: restarea.ListOptions{Cursor: "abc", Limit: 1}},
 			rawPart: `"replies":[{"id":"` + parentID + `"`,
 		},
 		{
-			name: "reply", path: "/api/v1/replies/" + upper + "?consistency=default",
-			want:    call{method: "GetReply", id: entryID},
+			name: "reply", path: "/api/v1/replies/" + upper + "?consistency=default", stub: reply,
+			want:    testkit.Call{Method: "GetReply", ID: entryID},
 			rawPart: `"type":"reply"`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{entries: tt.entries, next: tt.next}
+			f := testkit.NewFakeService()
+			if tt.stub != nil {
+				f.Stub(tt.want.Method, tt.stub)
+			}
 			srv := serve(t, f, Config{})
 			r := do(t, srv, http.MethodGet, tt.path, "")
 			if r.status != http.StatusOK {
@@ -73,7 +78,7 @@ func TestReads(t *testing.T) {
 			if !strings.Contains(r.raw, tt.rawPart) {
 				t.Fatalf("answer %s lacks %s", r.raw, tt.rawPart)
 			}
-			if n, c := f.calls(); n != 1 || c != tt.want {
+			if n, c := f.Last(); n != 1 || c != tt.want {
 				t.Fatalf("service call %+v (of %d), want %+v", c, n, tt.want)
 			}
 		})
@@ -104,11 +109,11 @@ func TestReadsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{}
+			f := testkit.NewFakeService()
 			srv := serve(t, f, Config{})
 			r := do(t, srv, http.MethodGet, tt.path, "")
 			wantError(t, r, http.StatusBadRequest, restarea.CodeInvalidRequest, tt.msgPart)
-			if n, _ := f.calls(); n != 0 {
+			if n, _ := f.Last(); n != 0 {
 				t.Fatal("a bad request reached the service")
 			}
 		})
@@ -133,7 +138,7 @@ func TestReadsServiceErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, &fake{err: tt.err}, Config{})
+			srv := serve(t, testkit.NewFakeService().FailWith(tt.err), Config{})
 			r := do(t, srv, http.MethodGet, tt.path, "")
 			wantError(t, r, tt.status, tt.code, restarea.ErrorMessage(tt.err))
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // Guessing the admin token: 5 wrong tries, then one a second, per source;
@@ -18,7 +19,7 @@ import (
 // and an operator's valid calls never throttle them.
 func TestAdminAuthThrottled(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := New(Config{Service: &fake{}, Admin: &fake{}, AdminToken: token, Logger: discard, Registerer: reg})
+	h := New(Config{Service: testkit.NewFakeService(), Admin: testkit.NewFakeService(), AdminToken: token, Logger: discard, Registerer: reg})
 	send := func(remote, tok string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("GET", "/api/v1/admin/settings", nil)
 		r.RemoteAddr = remote

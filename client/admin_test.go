@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -187,25 +187,26 @@ func TestAdminStatusSingleNode(t *testing.T) {
 	// (URL, limits) may also be committed but not yet applied when it
 	// answers, so a lag above 0 is polled away too.
 	var v client.ClusterView
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testkit.Poll(context.Background(), 30*time.Second, func() error {
+		var err error
 		v, err = a.Status(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if time.Now().After(deadline) || len(v.Nodes) != 1 {
-			break
+		if len(v.Nodes) != 1 {
+			return nil // checked below
 		}
 		if v.Nodes[0].URL != "" {
 			if v.Nodes[0].Lag != nil && *v.Nodes[0].Lag == 0 {
-				break
+				return nil
 			}
-			continue
+			return errors.New("lagging")
 		}
 		if v.Nodes[0].Error != "the cluster has no URL recorded for this member" {
 			t.Fatalf("member without a URL: %+v", v.Nodes[0])
 		}
-	}
+		return errors.New("no URL yet")
+	})
 	if len(v.Nodes) != 1 || !v.Nodes[0].Reachable || v.Nodes[0].ID != ref.ID() || v.Nodes[0].Lag == nil || *v.Nodes[0].Lag != 0 || v.LeaderID != ref.ID() {
 		t.Fatalf("status: %+v", v)
 	}
@@ -222,12 +223,4 @@ func postVia(t *testing.T, base string) restarea.Entry {
 	return restarea.Entry{ID: res.ID}
 }
 
-func deadServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
-}
+func deadServer(t *testing.T) string { return "http://" + testkit.FreeAddr(t) } // nothing listens there

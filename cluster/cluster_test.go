@@ -8,30 +8,23 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 	"github.com/restarea/restarea/transport"
 )
 
-func question(title string) restarea.PostRequest {
-	return restarea.PostRequest{
-		RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: title, Body: "body of " + title,
-		Actor: restarea.Actor{Name: "tester"}, SubmissionMode: restarea.ModeAutonomous,
-	}
-}
-
-var meta = restarea.PostMeta{Source: "203.0.113.9", Channel: restarea.ChannelHTTP}
+var meta = testnode.Meta
 
 func fastFailover(c *server.Config) {
 	c.LeaderWait = 3 * time.Second
@@ -68,47 +61,10 @@ func rejoin(t *testing.T, dir string, leader *node.Node, opts func(*server.Confi
 	})))
 }
 
-// postRetry posts like a careful client: 503 answers are retried with the
-// same request, a bounded number of times.
-func postRetry(t *testing.T, n *node.Node, req restarea.PostRequest) restarea.PostResult {
-	t.Helper()
-	var err error
-	for i := 0; i < 40; i++ {
-		var res restarea.PostResult
-		res, err = n.Post(context.Background(), req, meta)
-		if err == nil {
-			return res
-		}
-		if restarea.ErrorCode(err) != restarea.CodeUnavailable {
-			t.Fatalf("post through %s: %v", n.ID(), err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("post through %s never succeeded: %v", n.ID(), err)
-	return restarea.PostResult{}
-}
-
-// waitHas waits until every node can read the question id locally.
-func waitHas(t *testing.T, nodes []*node.Node, id string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for _, n := range nodes {
-		for {
-			if _, err := n.GetThread(context.Background(), id, restarea.ReadOptions{}); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %s never saw thread %s", n.ID(), id)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
 func TestJoinFormsClusterAndEveryNodeTakesWrites(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 	for i, n := range nodes {
-		res := postRetry(t, n, question(fmt.Sprintf("through node %d", i)))
+		res := testnode.Post(t, n, testkit.Question(fmt.Sprintf("through node %d", i)))
 		if res.Replayed {
 			t.Fatalf("first post through node %d answered replayed", i)
 		}
@@ -116,7 +72,7 @@ func TestJoinFormsClusterAndEveryNodeTakesWrites(t *testing.T) {
 		if _, err := n.GetThread(context.Background(), res.Entry.ID, restarea.ReadOptions{}); err != nil {
 			t.Fatalf("node %d cannot read its own write: %v", i, err)
 		}
-		waitHas(t, nodes, res.Entry.ID)
+		testnode.WaitThread(t, nodes, res.Entry.ID)
 	}
 	st, err := nodes[2].ClusterStatus(context.Background())
 	if err != nil {
@@ -138,8 +94,8 @@ func TestFiveNodes(t *testing.T) {
 		t.Skip("five nodes")
 	}
 	nodes := testnode.StartCluster(t, 5, testnode.WithConfig(fastFailover))
-	res := postRetry(t, nodes[4], question("five"))
-	waitHas(t, nodes, res.Entry.ID)
+	res := testnode.Post(t, nodes[4], testkit.Question("five"))
+	testnode.WaitThread(t, nodes, res.Entry.ID)
 }
 
 func freeAddrs(t *testing.T, n int) []string {
@@ -194,15 +150,15 @@ func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
 		t.Fatal("not all nodes started")
 	}
 	testnode.WaitMembers(t, nodes, 3)
-	res := postRetry(t, nodes[1], question("formed"))
-	waitHas(t, nodes, res.Entry.ID)
+	res := testnode.Post(t, nodes[1], testkit.Question("formed"))
+	testnode.WaitThread(t, nodes, res.Entry.ID)
 }
 
 // 64 identical posts at once, spread over every node over HTTP: one 201,
 // the rest 200 replayed with the same id, one entry on every node.
 func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
-	req := question("duplicate storm")
+	req := testkit.Question("duplicate storm")
 	body, _ := json.Marshal(req)
 	const clients = 64
 	codes := make([]int, clients)
@@ -215,11 +171,11 @@ func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
 			defer wg.Done()
 			<-start
 			url := nodes[i%len(nodes)].URL() + "/api/v1/entries"
-			for attempt := 0; attempt < 20; attempt++ {
+			err := testkit.Poll(context.Background(), 30*time.Second, func() error { // a 503 is retried
 				resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 				if err != nil {
 					t.Errorf("client %d: %v", i, err)
-					return
+					return nil
 				}
 				var out struct {
 					Data struct {
@@ -229,11 +185,13 @@ func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
 				json.NewDecoder(resp.Body).Decode(&out)
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusServiceUnavailable {
-					time.Sleep(50 * time.Millisecond)
-					continue
+					return errors.New("503")
 				}
 				codes[i], ids[i] = resp.StatusCode, out.Data.ID
-				return
+				return nil
+			})
+			if err != nil {
+				t.Errorf("client %d: %v", i, err)
 			}
 		}()
 	}
@@ -255,7 +213,7 @@ func TestConcurrentDuplicatesAcrossNodes(t *testing.T) {
 	if created != 1 {
 		t.Fatalf("%d clients got 201, want exactly 1", created)
 	}
-	waitHas(t, nodes, ids[0])
+	testnode.WaitThread(t, nodes, ids[0])
 	for _, n := range nodes {
 		page, err := n.ListThreads(context.Background(), restarea.ListOptions{})
 		if err != nil || len(page.Threads) != 1 {
@@ -285,49 +243,54 @@ func TestLeaderKilledMidLoad(t *testing.T) {
 					return
 				default:
 				}
-				req := question(fmt.Sprintf("w%d-%d", w, i))
-				for attempt := 0; attempt < 60; attempt++ {
-					res, err := n.Post(context.Background(), req, meta)
-					if err == nil {
+				req := testkit.Question(fmt.Sprintf("w%d-%d", w, i))
+				var postErr error
+				testkit.Poll(context.Background(), 30*time.Second, func() error { // unavailable is retried
+					var res restarea.PostResult
+					res, postErr = n.Post(context.Background(), req, meta)
+					if postErr == nil {
 						mu.Lock()
 						acked[req.RequestID] = res.Entry.ID
 						mu.Unlock()
-						break
 					}
-					if restarea.ErrorCode(err) != restarea.CodeUnavailable {
-						t.Errorf("post: %v", err)
-						return
+					if restarea.ErrorCode(postErr) == restarea.CodeUnavailable {
+						return postErr
 					}
-					time.Sleep(50 * time.Millisecond)
+					return nil
+				})
+				if postErr != nil && restarea.ErrorCode(postErr) != restarea.CodeUnavailable {
+					t.Errorf("post: %v", postErr)
+					return
 				}
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	ackedCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	testkit.Eventually(t, 30*time.Second, "writes before the failover", func() error {
+		if n := ackedCount(); n < 10 {
+			return fmt.Errorf("%d acked", n)
+		}
+		return nil
+	})
 	killed := time.Now()
 	leader.Kill()
 	newLeader := testnode.Leader(t, survivors)
 	t.Logf("new leader %s after %v", newLeader.ID(), time.Since(killed).Round(time.Millisecond))
-	mu.Lock()
-	before := len(acked)
-	mu.Unlock()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= before+10 {
-			break
+	before := ackedCount()
+	testkit.Eventually(t, 30*time.Second, "writes to resume after the failover", func() error {
+		if n := ackedCount(); n < before+10 {
+			return fmt.Errorf("%d acked before, %d now", before, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("writes did not resume after failover (%d acked before, %d now)", before, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	close(stop)
 	wg.Wait()
 	for reqID, id := range acked {
-		waitHas(t, survivors, id)
+		testnode.WaitThread(t, survivors, id)
 		_ = reqID
 	}
 	for _, n := range survivors {
@@ -391,15 +354,15 @@ func TestMinorityPartitionUnavailableThenCatchesUp(t *testing.T) {
 		majority = append(majority, n)
 	}
 	minorityFaults.Isolate()
-	_, err := minority.Post(context.Background(), question("into the void"), meta)
+	_, err := minority.Post(context.Background(), testkit.Question("into the void"), meta)
 	if restarea.ErrorCode(err) != restarea.CodeUnavailable {
 		t.Fatalf("write on an isolated node: %v, want 503 unavailable", err)
 	}
-	res := postRetry(t, majority[1], question("majority still writes"))
+	res := testnode.Post(t, majority[1], testkit.Question("majority still writes"))
 	minorityFaults.Heal()
-	waitHas(t, nodes, res.Entry.ID)
-	res2 := postRetry(t, minority, question("healed node writes again"))
-	waitHas(t, nodes, res2.Entry.ID)
+	testnode.WaitThread(t, nodes, res.Entry.ID)
+	res2 := testnode.Post(t, minority, testkit.Question("healed node writes again"))
+	testnode.WaitThread(t, nodes, res2.Entry.ID)
 }
 
 // A node restarted on its data dir (on a new address) catches up; one that
@@ -409,15 +372,25 @@ func TestRestartedNodeCatchesUpBySnapshot(t *testing.T) {
 	leader := testnode.Leader(t, nodes)
 	lagger := others(nodes, leader)[0]
 	dir := lagger.DataDir()
+	lag, err := lagger.ClusterStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	lagger.Close()
 	var last restarea.PostResult
 	for i := range 60 {
-		last = postRetry(t, leader, question(fmt.Sprintf("while away %d", i)))
+		last = testnode.Post(t, leader, testkit.Question(fmt.Sprintf("while away %d", i)))
 	}
-	// Let the leader snapshot and compact past what the lagger has.
-	time.Sleep(500 * time.Millisecond)
+	// The leader snapshots and compacts past what the lagger has (it keeps
+	// TrailingLogs entries before its snapshot).
+	testkit.Eventually(t, 30*time.Second, "a leader's snapshot past the lagger", func() error {
+		if idx := snapshotIndex(t, leader.DataDir()); idx <= lag.AppliedIndex+5 {
+			return fmt.Errorf("latest snapshot at %d, the lagger applied %d", idx, lag.AppliedIndex)
+		}
+		return nil
+	})
 	restarted := rejoin(t, dir, leader, fastFailover)
-	waitHas(t, []*node.Node{restarted}, last.Entry.ID)
+	testnode.WaitThread(t, []*node.Node{restarted}, last.Entry.ID)
 	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
 	if len(snaps) == 0 {
 		t.Fatalf("lagging node caught up without a snapshot install")
@@ -448,13 +421,12 @@ func TestRemoveNodeAndTransferLeadership(t *testing.T) {
 	if err := followers[0].TransferLeadership(ctx, followers[1].ID()); err != nil {
 		t.Fatalf("transfer: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !followers[1].IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("leadership did not move to the named node")
+	testkit.Eventually(t, 20*time.Second, "leadership to move to the named node", func() error {
+		if !followers[1].IsLeader() {
+			return errors.New("not leader")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	// Remove the old leader through the old leader itself.
 	if err := leader.RemoveMember(ctx, followers[0].ID()); err != nil {
 		t.Fatalf("remove: %v", err)
@@ -464,8 +436,8 @@ func TestRemoveNodeAndTransferLeadership(t *testing.T) {
 	if err := leader.RemoveMember(ctx, "no-such-node"); restarea.ErrorCode(err) != restarea.CodeNotFound {
 		t.Fatalf("removing an unknown node: %v", err)
 	}
-	res := postRetry(t, leader, question("after removal"))
-	waitHas(t, left, res.Entry.ID)
+	res := testnode.Post(t, leader, testkit.Question("after removal"))
+	testnode.WaitThread(t, left, res.Entry.ID)
 }
 
 // A node with the wrong secret cannot open the internal channel (the
@@ -488,7 +460,7 @@ func TestWrongSecretRefused(t *testing.T) {
 	if restarea.ErrorCode(err) != restarea.CodeUnauthorized {
 		t.Fatalf("join with a wrong secret: %v, want unauthorized", err)
 	}
-	req := question("spoofed")
+	req := testkit.Question("spoofed")
 	_, err = bad.Apply(ctx, leader.RaftAddr(), forgedPost(req))
 	if !errors.Is(err, cluster.ErrNotApplied) || !strings.Contains(err.Error(), "cluster-secret") {
 		t.Fatalf("forward with a wrong secret: %v, want not applied (handshake refused)", err)
@@ -509,4 +481,23 @@ func TestWrongSecretRefused(t *testing.T) {
 		n.Close()
 		t.Fatal("a node with --join and no secret started")
 	}
+}
+
+// snapshotIndex returns the log index of the newest snapshot in a node's
+// data directory (0 without one).
+func snapshotIndex(t *testing.T, dir string) uint64 {
+	t.Helper()
+	metas, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
+	var newest uint64
+	for _, m := range metas {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			continue // being written or removed
+		}
+		var meta struct{ Index uint64 }
+		if json.Unmarshal(b, &meta) == nil {
+			newest = max(newest, meta.Index)
+		}
+	}
+	return newest
 }

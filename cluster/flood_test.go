@@ -16,6 +16,7 @@ import (
 
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/transport"
 )
@@ -135,7 +136,7 @@ func TestUnauthenticatedFloodLeavesMemoryFlat(t *testing.T) {
 	if p, err := peer.Peer(ctx, n.URL()); err != nil || p.ID != n.ID() {
 		t.Fatalf("public peer path during the flood: %+v %v", p, err)
 	}
-	res := postRetry(t, n, question("during the flood"))
+	res := testnode.Post(t, n, testkit.Question("during the flood"))
 	if res.Entry.ID == "" {
 		t.Fatal("post during the flood failed")
 	}

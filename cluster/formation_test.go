@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -67,6 +68,6 @@ func TestBootstrapExpectNodeOutsideJoinListJoins(t *testing.T) {
 			t.Fatalf("member %s is %s, want voter", m.ID, m.Suffrage)
 		}
 	}
-	res := postRetry(t, fourth, question("five after scaling"))
-	waitHas(t, nodes, res.Entry.ID)
+	res := testnode.Post(t, fourth, testkit.Question("five after scaling"))
+	testnode.WaitThread(t, nodes, res.Entry.ID)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -25,6 +26,10 @@ func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
 	lagger := others(nodes, leader)[0]
 	dir := lagger.DataDir()
 	state := filepath.Join(dir, "state.db")
+	lag, err := lagger.ClusterStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	lagger.Close()
 	before, err := os.ReadFile(state) // the state file as it was before the install
 	if err != nil {
@@ -32,9 +37,15 @@ func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
 	}
 	const n = 60
 	for i := range n {
-		postRetry(t, leader, question(fmt.Sprintf("while away %d", i)))
+		testnode.Post(t, leader, testkit.Question(fmt.Sprintf("while away %d", i)))
 	}
-	time.Sleep(500 * time.Millisecond) // the leader snapshots and compacts past the lagger
+	// The leader snapshots and compacts past the lagger.
+	testkit.Eventually(t, 30*time.Second, "a leader's snapshot past the lagger", func() error {
+		if idx := snapshotIndex(t, leader.DataDir()); idx <= lag.AppliedIndex+5 {
+			return fmt.Errorf("latest snapshot at %d, the lagger applied %d", idx, lag.AppliedIndex)
+		}
+		return nil
+	})
 
 	r := rejoin(t, dir, leader, snapshotOften)
 	waitThreads(t, r, n)
@@ -47,25 +58,20 @@ func TestRestartAfterInterruptedSnapshotInstallMissesNothing(t *testing.T) {
 	if err := os.WriteFile(state, before, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	last := postRetry(t, leader, question("after the interrupted install"))
+	last := testnode.Post(t, leader, testkit.Question("after the interrupted install"))
 	r = rejoin(t, dir, leader, snapshotOften)
-	waitHas(t, []*node.Node{r}, last.Entry.ID)
+	testnode.WaitThread(t, []*node.Node{r}, last.Entry.ID)
 	waitThreads(t, r, n+1)
 }
 
 // waitThreads waits until n holds want public questions in its own state.
 func waitThreads(t *testing.T, n *node.Node, want int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	got := -1
-	for time.Now().Before(deadline) {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%s to hold %d questions", n.ID(), want), func() error {
 		page, err := n.ListThreads(context.Background(), restarea.ListOptions{Limit: 200})
-		if err == nil {
-			if got = len(page.Threads); got == want {
-				return
-			}
+		if err == nil && len(page.Threads) != want {
+			err = fmt.Errorf("%d questions", len(page.Threads))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s holds %d questions, want %d", n.ID(), got, want)
+		return err
+	})
 }

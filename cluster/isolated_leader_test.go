@@ -8,6 +8,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 	"github.com/restarea/restarea/transport"
@@ -35,7 +36,7 @@ func TestForwardToIsolatedLeaderIsBounded(t *testing.T) {
 		}
 	}
 	faults[leader.DataDir()].Isolate()
-	req := question("while the leader is cut off")
+	req := testkit.Question("while the leader is cut off")
 	start := time.Now()
 	res, err := follower.Post(context.Background(), req, meta)
 	took := time.Since(start)
@@ -46,12 +47,12 @@ func TestForwardToIsolatedLeaderIsBounded(t *testing.T) {
 		t.Fatalf("post took %v with the leader cut off", took)
 	}
 	t.Logf("first answer after %v: %v", took.Round(time.Millisecond), err)
-	again := postRetry(t, follower, req)
+	again := testnode.Post(t, follower, req)
 	if err == nil && (again.Entry.ID != res.Entry.ID || !again.Replayed) {
 		t.Fatalf("retry: %+v, first %+v", again, res)
 	}
 	faults[leader.DataDir()].Heal()
-	waitHas(t, nodes, again.Entry.ID)
+	testnode.WaitThread(t, nodes, again.Entry.ID)
 	page, _ := follower.ListThreads(context.Background(), restarea.ListOptions{})
 	if len(page.Threads) != 1 {
 		t.Fatalf("%d threads stored, want 1", len(page.Threads))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -17,22 +18,18 @@ import (
 func TestClusterSwitchesToLogFormat2(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 	ctx := context.Background()
-	deadline := time.Now().Add(20 * time.Second)
 	for _, n := range nodes {
-		for {
+		testkit.Eventually(t, 30*time.Second, "node "+n.ID()+" on log format 2", func() error {
 			st, err := n.ClusterStatus(ctx)
-			if err == nil && st.LogFormat >= 2 {
-				break
+			if err == nil && st.LogFormat < 2 {
+				err = fmt.Errorf("log format %d", st.LogFormat)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %s still on log format %d", n.ID(), st.LogFormat)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return err
+		})
 	}
 	for i, n := range nodes {
-		res := postRetry(t, n, question(fmt.Sprintf("format 2 through node %d", i)))
-		waitHas(t, nodes, res.Entry.ID)
+		res := testnode.Post(t, n, testkit.Question(fmt.Sprintf("format 2 through node %d", i)))
+		testnode.WaitThread(t, nodes, res.Entry.ID)
 	}
 
 	leader := testnode.Leader(t, nodes)

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -97,8 +98,8 @@ func hasLabel(m *dto.Metric, k, v string) bool {
 // is on every node, and the refusals are counted.
 func TestForgedRaftRPCsRefused(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
-	first := postRetry(t, nodes[0], question("before the forgeries"))
-	waitHas(t, nodes, first.Entry.ID)
+	first := testnode.Post(t, nodes[0], testkit.Question("before the forgeries"))
+	testnode.WaitThread(t, nodes, first.Entry.ID)
 	leader := testnode.Leader(t, nodes)
 	follower := others(nodes, leader)[0]
 	ctx := context.Background()
@@ -109,7 +110,7 @@ func TestForgedRaftRPCsRefused(t *testing.T) {
 	term := st.Term
 	evil := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("evil"), Addr: []byte("127.0.0.1:1")}
 	forgedID := uuid.NewString()
-	cmd := forgedPost(question("forged entry"))
+	cmd := forgedPost(testkit.Question("forged entry"))
 	cmd.Post.NewID = forgedID
 	cmd.Time = time.Now().UnixNano()
 	data, err := cmd.Encode()
@@ -155,8 +156,8 @@ func TestForgedRaftRPCsRefused(t *testing.T) {
 		}
 	}
 
-	after := postRetry(t, follower, question("after the forgeries"))
-	waitHas(t, nodes, after.Entry.ID)
+	after := testnode.Post(t, follower, testkit.Question("after the forgeries"))
+	testnode.WaitThread(t, nodes, after.Entry.ID)
 	for _, n := range nodes {
 		s, err := n.ClusterStatus(ctx)
 		if err != nil {

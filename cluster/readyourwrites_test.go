@@ -9,6 +9,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -24,11 +25,11 @@ func TestFollowerReadsItsOwnWritesAtOnce(t *testing.T) {
 	f := others(nodes, leader)[0]
 	ctx := context.Background()
 	for i := range 30 {
-		q := postRetry(t, f, question("read back at once"))
+		q := testnode.Post(t, f, testkit.Question("read back at once"))
 		if _, err := f.GetThread(ctx, q.Entry.ID, restarea.ReadOptions{}); err != nil {
 			t.Fatalf("post %d: reading the question back on the follower that answered it: %v", i, err)
 		}
-		r := postRetry(t, f, restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: q.Entry.ID,
+		r := testnode.Post(t, f, restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: q.Entry.ID,
 			Body: "a reply", Actor: restarea.Actor{Name: "tester"}, SubmissionMode: restarea.ModeAutonomous})
 		page, err := f.ListReplies(ctx, q.Entry.ID, restarea.ListOptions{})
 		if err != nil || len(page.Replies) != 1 || page.Replies[0].ID != r.Entry.ID {
@@ -46,7 +47,7 @@ func TestRestartedFollowerReadsWritesItAcknowledged(t *testing.T) {
 	f := others(nodes, leader)[0]
 	var ids []string
 	for range 5 {
-		ids = append(ids, postRetry(t, f, question("acknowledged, then the node crashed")).Entry.ID)
+		ids = append(ids, testnode.Post(t, f, testkit.Question("acknowledged, then the node crashed")).Entry.ID)
 	}
 	dir := f.DataDir()
 	f.Kill()
@@ -61,18 +62,14 @@ func TestRestartedFollowerReadsWritesItAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	for _, id := range ids {
-		for {
-			_, err := r.GetThread(ctx, id, restarea.ReadOptions{})
-			if err == nil {
-				break
-			}
-			if restarea.ErrorCode(err) != restarea.CodeUnavailable || ctx.Err() != nil {
+		// 503 while it cannot reach the leader: retried; anything else fails.
+		testkit.Eventually(t, 30*time.Second, "the restarted follower to read "+id, func() error {
+			_, err := r.GetThread(context.Background(), id, restarea.ReadOptions{})
+			if err != nil && restarea.ErrorCode(err) != restarea.CodeUnavailable {
 				t.Fatalf("restarted follower: reading %s it acknowledged before the crash: %v", id, err)
 			}
-			time.Sleep(20 * time.Millisecond) // 503 while it cannot reach the leader: retry
-		}
+			return err
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/transport"
 )
@@ -32,7 +33,7 @@ func TestReplayedForwardRefused(t *testing.T) {
 	hc := mux.HTTPClient(10 * time.Second)
 	defer hc.CloseIdleConnections()
 
-	body, _ := json.Marshal(map[string]any{"commands": []*fsm.Command{forgedPost(question("captured"))}})
+	body, _ := json.Marshal(map[string]any{"commands": []*fsm.Command{forgedPost(testkit.Question("captured"))}})
 	captured, _ := http.NewRequest(http.MethodPost, "http://"+n.RaftAddr()+"/internal/v1/apply-batch", nil)
 	transport.SignRequest(testnode.Secret, captured, body)
 	send := func() (int, string) {
@@ -60,11 +61,11 @@ func TestReplayedForwardRefused(t *testing.T) {
 	// they would not if the replay had been counted.
 	peer := &cluster.Client{Internal: hc, Secret: testnode.Secret}
 	ctx := context.Background()
-	outs, err := peer.ApplyBatch(ctx, n.RaftAddr(), []*fsm.Command{forgedPost(question("second"))})
+	outs, err := peer.ApplyBatch(ctx, n.RaftAddr(), []*fsm.Command{forgedPost(testkit.Question("second"))})
 	if err != nil || outs[0].Err != nil || outs[0].Result.Err != nil {
 		t.Fatalf("second post from the source: %v %+v", err, outs)
 	}
-	outs, err = peer.ApplyBatch(ctx, n.RaftAddr(), []*fsm.Command{forgedPost(question("third"))})
+	outs, err = peer.ApplyBatch(ctx, n.RaftAddr(), []*fsm.Command{forgedPost(testkit.Question("third"))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -20,23 +21,21 @@ func TestStrongReadRightAfterFailoverSeesAcknowledgedWrite(t *testing.T) {
 		nodes := testnode.StartCluster(t, 3, testnode.WithConfig(fastFailover))
 		leader := testnode.Leader(t, nodes)
 		survivors := others(nodes, leader)
-		res := postRetry(t, leader, question("acknowledged just before the leader died"))
+		res := testnode.Post(t, leader, testkit.Question("acknowledged just before the leader died"))
 		leader.Kill()
 		newLeader := testnode.Leader(t, survivors)
 		// The new leader first, then the follower, whose read index comes
 		// from the new leader.
 		order := append([]*node.Node{newLeader}, others(survivors, newLeader)...)
 		for _, n := range order {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			var err error
-			for {
-				_, err = n.GetThread(ctx, res.Entry.ID, restarea.ReadOptions{Consistency: restarea.ConsistencyStrong})
-				if restarea.ErrorCode(err) != restarea.CodeUnavailable || ctx.Err() != nil {
-					break
+			testkit.Poll(context.Background(), 30*time.Second, func() error {
+				_, err = n.GetThread(context.Background(), res.Entry.ID, restarea.ReadOptions{Consistency: restarea.ConsistencyStrong})
+				if restarea.ErrorCode(err) == restarea.CodeUnavailable {
+					return err // no leader yet, or leadership not yet confirmed: retry
 				}
-				time.Sleep(20 * time.Millisecond) // no leader yet, or leadership not yet confirmed: retry
-			}
-			cancel()
+				return nil
+			})
 			if err != nil {
 				t.Fatalf("round %d: strong read on %s (leader %v) of the acknowledged %s: %v",
 					round, n.ID(), n.IsLeader(), res.Entry.ID, err)

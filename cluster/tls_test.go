@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -19,8 +20,8 @@ func TestMutualTLSCluster(t *testing.T) {
 		fastFailover(c)
 		c.TLS = tlsCfg
 	}))
-	res := postRetry(t, nodes[2], question("over mutual TLS"))
-	waitHas(t, nodes, res.Entry.ID)
+	res := testnode.Post(t, nodes[2], testkit.Question("over mutual TLS"))
+	testnode.WaitThread(t, nodes, res.Entry.ID)
 
 	addr := nodes[0].RaftAddr()
 	// A plain TCP stranger speaking the raft kind byte gets nothing back.

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // totalTimeout bounds the whole test, image build included.
@@ -75,7 +77,7 @@ func TestComposeCluster(t *testing.T) {
 	// 2. The cluster, on ports nobody else uses.
 	var ports [3]int
 	for i := range ports {
-		ports[i] = freePort(t)
+		ports[i] = testkit.FreePort(t)
 	}
 	c := &cluster{
 		t:       t,
@@ -188,19 +190,8 @@ func TestComposeCluster(t *testing.T) {
 func buildImage(ctx context.Context, t *testing.T, root, image string, logf func(string, ...any)) {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "build", "image", "restarea")
-	goBin := "go"
-	if _, err := exec.LookPath(goBin); err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	logf("go build (static, linux/%s)", runtime.GOARCH)
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath",
-		"-ldflags", "-s -w -X main.version=compose-test", "-o", bin, "./cmd/restarea")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	testkit.BuildStatic(ctx, t, filepath.Join(dir, "build", "image", "restarea"), "compose-test")
 	if err := os.MkdirAll(filepath.Join(dir, "build", "image", "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -580,16 +571,6 @@ func findCompose() []string {
 		return []string{"docker-compose"}
 	}
 	return nil
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func randHex(n int) string {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // rawPost sends body to url as an MCP client would, with extra headers,
@@ -49,7 +50,7 @@ func toolsCall(name string, rawArgs string) []byte {
 }
 
 func TestOrigin(t *testing.T) {
-	url := serve(t, Config{Service: newFake(), AllowedOrigins: []string{"https://agents.example"}})
+	url := serve(t, Config{Service: testkit.NewFakeService(), AllowedOrigins: []string{"https://agents.example"}})
 	host := strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://")
 	list := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	tests := []struct {
@@ -88,7 +89,7 @@ func TestOrigin(t *testing.T) {
 // error answer (JSON-RPC error, or a tool result of 400) and leave the
 // server serving.
 func TestMalformedRequests(t *testing.T) {
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	url := serve(t, Config{Service: fake, MaxBodyBytes: 64 << 10})
 	tests := []struct {
 		name       string
@@ -139,10 +140,7 @@ func TestMalformedRequests(t *testing.T) {
 			}
 		})
 	}
-	fake.mu.Lock()
-	stored := len(fake.byRequest)
-	fake.mu.Unlock()
-	if stored != 0 {
+	if stored := len(fake.Entries()); stored != 0 {
 		t.Errorf("malformed requests stored %d entries", stored)
 	}
 	resp, err := http.Get(url)
@@ -185,13 +183,13 @@ func TestSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := newFake()
+			fake := testkit.NewFakeService()
 			url := serve(t, Config{Service: fake, TrustedProxies: tt.proxies})
 			cs := connect(t, url, "", &http.Client{Transport: headerTransport(tt.header)})
 			if r := call(t, cs, ToolPostEntry, question(uuid.NewString(), "b")); r.HTTPStatus != 201 {
 				t.Fatalf("post: %s", r.Text)
 			}
-			if got := fake.lastMeta().Source; got != tt.want {
+			if got := lastMeta(fake).Source; got != tt.want {
 				t.Errorf("source %q, want %q", got, tt.want)
 			}
 		})
@@ -213,7 +211,7 @@ func TestRebinding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url := serve(t, Config{Service: newFake(), TrustedProxies: tt.proxies})
+			url := serve(t, Config{Service: testkit.NewFakeService(), TrustedProxies: tt.proxies})
 			req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 			req.Host = tt.host
 			req.Header.Set("Content-Type", "application/json")
@@ -235,7 +233,7 @@ func TestRebinding(t *testing.T) {
 // client whose requests alternate between two independent handlers over
 // one service works as with one.
 func TestStatelessAcrossServers(t *testing.T) {
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	a, b := serve(t, Config{Service: fake}), serve(t, Config{Service: fake})
 	flip := &alternate{targets: []string{a, b}}
 	cs := connect(t, a, "2025-11-25", &http.Client{Transport: flip})
@@ -271,7 +269,7 @@ func (a *alternate) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestSlowBody checks that a client that stops sending its body mid-way
 // gets 408 after the call timeout instead of holding the handler.
 func TestSlowBody(t *testing.T) {
-	url := serve(t, Config{Service: newFake(), CallTimeout: 300 * time.Millisecond})
+	url := serve(t, Config{Service: testkit.NewFakeService(), CallTimeout: 300 * time.Millisecond})
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // testTimeout bounds every client operation of a test, so that a broken
@@ -121,4 +123,10 @@ func reply(requestID, parent, body string) map[string]any {
 		"request_id": requestID, "type": "reply", "parent_id": parent, "body": body,
 		"actor": map[string]any{"name": "tester"}, "submission_mode": "assisted",
 	}
+}
+
+// lastMeta returns what the service was told about the last call.
+func lastMeta(f *testkit.FakeService) restarea.PostMeta {
+	_, c := f.Last()
+	return c.Meta
 }

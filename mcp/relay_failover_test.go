@@ -11,6 +11,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // silent is a server that accepts TCP connections and reads requests but
@@ -70,7 +71,7 @@ func relayWith(t *testing.T, servers []string, cfg RelayConfig) (*sdk.ClientSess
 // answer cost about two handshake timeouts, not two call timeouts; they
 // are then skipped until DeadFor has passed, and tried again after it.
 func TestRelaySilentServers(t *testing.T) {
-	live := strings.TrimSuffix(serve(t, Config{Service: newFake()}), "/mcp")
+	live := strings.TrimSuffix(serve(t, Config{Service: testkit.NewFakeService()}), "/mcp")
 	s1, hits1 := silent(t)
 	s2, hits2 := silent(t)
 	const connect = 400 * time.Millisecond

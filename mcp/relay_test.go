@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // deadURL returns a loopback URL on which nothing listens.
@@ -62,7 +62,7 @@ func relayClient(t *testing.T, servers []string) *sdk.ClientSession {
 }
 
 func TestRelay(t *testing.T) {
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	live := strings.TrimSuffix(serve(t, Config{Service: fake}), "/mcp")
 	broken, brokenHits := failing(t)
 	cs := relayClient(t, []string{deadURL(t), broken, live + "/"})
@@ -125,8 +125,8 @@ func TestRelay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake.setHook(func(context.Context, string) error { return tt.hook })
-			defer fake.setHook(nil)
+			fake.SetHook(func(context.Context, testkit.Call) error { return tt.hook })
+			defer fake.SetHook(nil)
 			got := call(t, cs, tt.tool, tt.args)
 			if got.HTTPStatus != tt.status || got.RetryAfterSeconds != tt.retry || (tt.code != "" && (got.Error == nil || got.Error.Code != tt.code)) {
 				t.Errorf("got %s, want %d %s retry %d", got.Text, tt.status, tt.code, tt.retry)
@@ -175,16 +175,7 @@ func TestRelayBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build cmd/restarea")
-	}
-	bin := filepath.Join(t.TempDir(), "restarea")
-	build := exec.Command(goBin, "build", "-o", bin, "./cmd/restarea")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("cmd/restarea does not build yet (other packages may be mid-edit), skipping the stdio test:\n%s", out)
-	}
+	bin := testkit.Binary(t)
 
 	usage := exec.Command(bin, "mcp")
 	usage.Env = append(os.Environ(), "RESTAREA_SERVER=")
@@ -192,7 +183,7 @@ func TestRelayBinary(t *testing.T) {
 		t.Errorf("restarea mcp without --server: %v, want exit status 2", err)
 	}
 
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	live := strings.TrimSuffix(serve(t, Config{Service: fake}), "/mcp")
 	// Servers that accept connections but never answer cost the handshake
 	// timeout (DefaultRelayConnectTimeout) each, not a call timeout.
@@ -229,7 +220,7 @@ func TestRelayBinary(t *testing.T) {
 	if hungHits.Load() == 0 || hung2Hits.Load() == 0 {
 		t.Error("a silent server was never tried")
 	}
-	if m := fake.lastMeta(); m.Channel != restarea.ChannelMCP {
+	if m := lastMeta(fake); m.Channel != restarea.ChannelMCP {
 		t.Errorf("relayed post has channel %q", m.Channel)
 	}
 }

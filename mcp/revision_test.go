@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // revisions are the MCP revisions a node answers; "" is a request
@@ -85,7 +87,7 @@ const bothTypes = "application/json, text/event-stream"
 // revision, with its id, in an answer the revision's clients read: 200
 // before 2026-07-28 (a JSON-RPC error is an answer there), 404 from it.
 func TestUnknownMethod(t *testing.T) {
-	url := serve(t, Config{Service: newFake()})
+	url := serve(t, Config{Service: testkit.NewFakeService()})
 	for _, rev := range revisions {
 		for _, method := range []string{"nope/x", "vendor.example/extension", "tools/lis"} {
 			for _, accept := range []string{bothTypes, "application/json"} {
@@ -105,7 +107,7 @@ func TestUnknownMethod(t *testing.T) {
 // TestOptionalMethodsProbe: the optional list methods clients probe answer
 // at every revision, as a result or as -32601, never as -32600.
 func TestOptionalMethodsProbe(t *testing.T) {
-	url := serve(t, Config{Service: newFake()})
+	url := serve(t, Config{Service: testkit.NewFakeService()})
 	for _, rev := range revisions {
 		for _, method := range []string{"resources/list", "prompts/list", "resources/templates/list"} {
 			a := rpcAt(t, url, rev, bothTypes, method, nil)
@@ -123,7 +125,7 @@ func TestOptionalMethodsProbe(t *testing.T) {
 // JSON answers (the endpoint never streams); one that accepts only
 // text/event-stream is still refused with a JSON-RPC error.
 func TestAcceptJSONOnly(t *testing.T) {
-	url := serve(t, Config{Service: newFake()})
+	url := serve(t, Config{Service: testkit.NewFakeService()})
 	for _, rev := range revisions {
 		for _, accept := range []string{"application/json", "application/json;q=1", "application/*", "Application/JSON"} {
 			a := rpcAt(t, url, rev, accept, "tools/list", nil)
@@ -147,7 +149,7 @@ func TestAcceptJSONOnly(t *testing.T) {
 // results) carry ttlMs and cacheScope at 2026-07-28, which defines them,
 // and not before, where no schema has them.
 func TestListShapePerRevision(t *testing.T) {
-	url := serve(t, Config{Service: newFake()})
+	url := serve(t, Config{Service: testkit.NewFakeService()})
 	for _, rev := range revisions {
 		for _, method := range []string{"tools/list", "resources/list", "prompts/list"} {
 			a := rpcAt(t, url, rev, bothTypes, method, nil)
@@ -179,7 +181,7 @@ func TestListShapePerRevision(t *testing.T) {
 // TestSDKClientEveryRevision: the Go SDK's own client, pinned to each
 // revision, still lists and calls the tools through the reshaping.
 func TestSDKClientEveryRevision(t *testing.T) {
-	url := serve(t, Config{Service: newFake()})
+	url := serve(t, Config{Service: testkit.NewFakeService()})
 	for _, rev := range revisions {
 		if rev == "" {
 			continue

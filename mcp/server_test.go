@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // The protocol versions a node must serve: the SDK's default (newest) and
@@ -20,7 +21,7 @@ var versions = []string{"", "2025-11-25"}
 func TestListTools(t *testing.T) {
 	for _, v := range versions {
 		t.Run("version="+v, func(t *testing.T) {
-			cs := connect(t, serve(t, Config{Service: newFake()}), v, nil)
+			cs := connect(t, serve(t, Config{Service: testkit.NewFakeService()}), v, nil)
 			t.Logf("negotiated protocol %s", cs.InitializeResult().ProtocolVersion)
 			res, err := cs.ListTools(testCtx(t), nil)
 			if err != nil {
@@ -108,7 +109,7 @@ func deref(b *bool) any {
 func TestPostAndReplay(t *testing.T) {
 	for _, v := range versions {
 		t.Run("version="+v, func(t *testing.T) {
-			fake := newFake()
+			fake := testkit.NewFakeService()
 			cs := connect(t, serve(t, Config{Service: fake}), v, nil)
 
 			idRes := call(t, cs, ToolNewRequestID, map[string]any{})
@@ -135,7 +136,7 @@ func TestPostAndReplay(t *testing.T) {
 			if conflict.HTTPStatus != 409 || !conflict.IsError || conflict.Error == nil || conflict.Error.Code != restarea.CodeConflict || conflict.Data != nil {
 				t.Errorf("conflict: %s", conflict.Text)
 			}
-			if m := fake.lastMeta(); m.Channel != restarea.ChannelMCP || m.Source != "127.0.0.1" {
+			if m := lastMeta(fake); m.Channel != restarea.ChannelMCP || m.Source != "127.0.0.1" {
 				t.Errorf("post meta %+v, want channel mcp from 127.0.0.1", m)
 			}
 
@@ -185,11 +186,11 @@ func TestServiceErrors(t *testing.T) {
 		{"plain error is internal", errors.New("disk on fire"), 500, restarea.CodeInternal, 0},
 		{"bare deadline is unavailable", context.DeadlineExceeded, 503, restarea.CodeUnavailable, 1},
 	}
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	cs := connect(t, serve(t, Config{Service: fake}), "", nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake.setHook(func(context.Context, string) error { return tt.err })
+			fake.SetHook(func(context.Context, testkit.Call) error { return tt.err })
 			for _, tool := range []struct {
 				name string
 				args any
@@ -212,7 +213,7 @@ func TestServiceErrors(t *testing.T) {
 }
 
 func TestPaging(t *testing.T) {
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	cs := connect(t, serve(t, Config{Service: fake}), "2025-11-25", nil)
 	const n = 7
 	var qid string
@@ -261,7 +262,7 @@ func TestPaging(t *testing.T) {
 			}
 		})
 	}
-	empty := call(t, connect(t, serve(t, Config{Service: newFake()}), "", nil), ToolListThreads, nil)
+	empty := call(t, connect(t, serve(t, Config{Service: testkit.NewFakeService()}), "", nil), ToolListThreads, nil)
 	if fmt.Sprint(empty.Data["threads"]) != "[]" || empty.Data["next_cursor"] != nil {
 		t.Errorf("empty list: %s", empty.Text)
 	}
@@ -303,9 +304,9 @@ func TestBadInput(t *testing.T) {
 		{"replies without thread", ToolListReplies, map[string]any{"cursor": "0"}, "thread_id is required"},
 		{"new id with arguments", ToolNewRequestID, map[string]any{"n": 2}, `unknown field "n"`},
 	}
-	fake := newFake()
-	fake.setHook(func(_ context.Context, op string) error {
-		return fmt.Errorf("service reached by bad input (%s)", op)
+	fake := testkit.NewFakeService()
+	fake.SetHook(func(_ context.Context, c testkit.Call) error {
+		return fmt.Errorf("service reached by bad input (%s)", c.Method)
 	})
 	cs := connect(t, serve(t, Config{Service: fake}), "", nil)
 	for _, tt := range tests {
@@ -322,10 +323,10 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestPanicAndTimeout(t *testing.T) {
-	fake := newFake()
+	fake := testkit.NewFakeService()
 	cs := connect(t, serve(t, Config{Service: fake, CallTimeout: 200 * time.Millisecond}), "", nil)
 
-	fake.setHook(func(context.Context, string) error { panic("boom") })
+	fake.SetHook(func(context.Context, testkit.Call) error { panic("boom") })
 	got := call(t, cs, ToolPostEntry, question(uuid.NewString(), "b"))
 	if got.HTTPStatus != 500 || got.Error.Code != restarea.CodeInternal || strings.Contains(got.Text, "boom") {
 		t.Errorf("panic: %s", got.Text)
@@ -334,7 +335,7 @@ func TestPanicAndTimeout(t *testing.T) {
 	// A service that ignores its context still cannot hold the answer.
 	release := make(chan struct{})
 	defer close(release)
-	fake.setHook(func(context.Context, string) error { <-release; return nil })
+	fake.SetHook(func(context.Context, testkit.Call) error { <-release; return nil })
 	got = call(t, cs, ToolPostEntry, question(uuid.NewString(), "b"))
 	if got.HTTPStatus != 503 || got.Error.Code != restarea.CodeUnavailable || got.RetryAfterSeconds != 1 ||
 		!strings.Contains(got.Error.Message, "same request_id") {
@@ -342,7 +343,7 @@ func TestPanicAndTimeout(t *testing.T) {
 	}
 
 	// The server still answers afterwards.
-	fake.setHook(nil)
+	fake.SetHook(nil)
 	if got := call(t, cs, ToolListThreads, nil); got.HTTPStatus != 200 {
 		t.Errorf("after timeout: %s", got.Text)
 	}

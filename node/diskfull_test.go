@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -106,16 +107,14 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// waitFor polls cond every 20ms for up to d.
+// waitFor reports whether cond holds within d (testkit.Poll).
 func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
+	return testkit.Poll(context.Background(), d, func() error {
+		if !cond() {
+			return errors.New("not yet")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cond()
+		return nil
+	}) == nil
 }
 
 // TestDiskFullFollower fills a follower's disk under load: it answers
@@ -144,7 +143,9 @@ func testDiskFull(t *testing.T, nodes []*node.Node, full *node.Node, tmp string)
 	load.setPhase("1-before")
 	wg := load.run(ctx, nodes, 6)
 	defer func() { cancel(); wg.Wait() }() // stop the load first, also when the test fails
-	time.Sleep(time.Second)
+	if !waitFor(20*time.Second, func() bool { return load.ackedCount() >= 20 }) {
+		t.Fatal("no post acknowledged before the disk filled")
+	}
 	load.mu.Lock()
 	var before string // an entry acknowledged before the disk filled
 	for _, id := range load.acked {
@@ -155,6 +156,7 @@ func testDiskFull(t *testing.T, nodes []*node.Node, full *node.Node, tmp string)
 	if before == "" {
 		t.Fatal("no post acknowledged before the disk filled")
 	}
+	testnode.WaitThread(t, []*node.Node{full}, before) // replicated to the node whose disk fills
 
 	wasLeader := full.IsLeader()
 	filler := fillDisk(t, tmp)

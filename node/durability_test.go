@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -79,18 +81,8 @@ func startHelper(t *testing.T, dir, raftAddr string) *helperProc {
 		t.Fatalf("helper node did not start: %v", err)
 	}
 	h := &helperProc{cmd: cmd, url: strings.TrimSpace(line)}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(h.url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return h
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("helper node at %s never became ready", h.url)
-	return nil
+	testkit.WaitOK(t, 30*time.Second, h.url+"/readyz")
+	return h
 }
 
 func freeAddr(t *testing.T) string {
@@ -312,17 +304,12 @@ func TestMachineCrashRebuildsStateFromSnapshotAndLog(t *testing.T) {
 		}
 		reqs = append(reqs, req)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "state.bin"))
-		if len(snaps) > 0 {
-			break
+	testkit.Eventually(t, 30*time.Second, "a snapshot", func() error {
+		if snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "state.bin")); len(snaps) == 0 {
+			return errors.New("no snapshot was taken")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot was taken")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	// A few more after the snapshot, which only the log holds.
 	for i := 0; i < 5; i++ {
 		req := question(uuid.NewString())

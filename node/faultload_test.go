@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/node"
 )
 
@@ -147,8 +148,7 @@ func (l *faultLoad) ackedCount() int {
 // acknowledged.
 func (l *faultLoad) resolve(via []*node.Node) {
 	l.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(l.t, 30*time.Second, "every post to resolve after the fault was healed", func() error {
 		l.mu.Lock()
 		var pending []restarea.PostRequest
 		for _, r := range l.unknown {
@@ -156,16 +156,13 @@ func (l *faultLoad) resolve(via []*node.Node) {
 		}
 		l.mu.Unlock()
 		if len(pending) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("%d posts still unresolved after the fault was healed", len(pending))
+			return nil
 		}
 		for i, r := range pending {
 			l.post(via[i%len(via)], r)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("%d posts still unresolved", len(pending))
+	})
 }
 
 // verify waits until every node holds every acknowledged entry, exactly
@@ -178,32 +175,22 @@ func (l *faultLoad) verify(nodes []*node.Node) {
 		want[id] = true
 	}
 	l.mu.Unlock()
-	deadline := time.Now().Add(20 * time.Second)
 	for _, n := range nodes {
-		for {
+		testkit.Eventually(l.t, 30*time.Second, "node "+n.ID()+" to hold every acknowledged entry once", func() error {
 			got, err := listAll(n)
-			problem := ""
 			switch {
 			case err != nil:
-				problem = err.Error()
+				return err
 			case len(got) != len(want):
-				problem = fmt.Sprintf("%d entries, want %d", len(got), len(want))
-			default:
-				for id, c := range got {
-					if c != 1 || !want[id] {
-						problem = fmt.Sprintf("entry %s stored %d times (acknowledged: %v)", id, c, want[id])
-						break
-					}
+				return fmt.Errorf("%d entries, want %d", len(got), len(want))
+			}
+			for id, c := range got {
+				if c != 1 || !want[id] {
+					return fmt.Errorf("entry %s stored %d times (acknowledged: %v)", id, c, want[id])
 				}
 			}
-			if problem == "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				l.t.Fatalf("node %s: %s", n.ID(), problem)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 

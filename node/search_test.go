@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/mcp"
 )
@@ -184,17 +186,12 @@ func TestSearchFollowerAndRebuild(t *testing.T) {
 	leader := testnode.Leader(t, nodes)
 	e := restPost(t, leader.URL(), searchQuestion("Replicated state", "every node indexes its own state", "cluster-e2e"))
 	for _, n := range nodes {
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			_, a := restSearch(t, n.URL(), url.Values{"q": {"indexes"}})
-			if len(a.Data.Results) == 1 && a.Data.Results[0].ID == e.ID {
-				break
+		testkit.Eventually(t, 30*time.Second, "node "+n.URL()+" to find the entry", func() error {
+			if _, a := restSearch(t, n.URL(), url.Values{"q": {"indexes"}}); len(a.Data.Results) != 1 || a.Data.Results[0].ID != e.ID {
+				return fmt.Errorf("found %+v", a)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %s never found the entry: %+v", n.URL(), a)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 
 	dir := t.TempDir()
@@ -207,18 +204,14 @@ func TestSearchFollowerAndRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	n = testnode.Start(t, testnode.WithDataDir(dir))
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, "the index to be rebuilt", func() error {
 		status, a := restSearch(t, n.URL(), url.Values{"q": {"rebuilt"}})
-		if status == http.StatusOK && len(a.Data.Results) == 1 && a.Data.Results[0].ID == e.ID {
-			break
-		}
 		if status != http.StatusOK && status != http.StatusServiceUnavailable {
 			t.Fatalf("search after removing the index: %d %+v", status, a)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("index never rebuilt: %d %+v", status, a)
+		if status != http.StatusOK || len(a.Data.Results) != 1 || a.Data.Results[0].ID != e.ID {
+			return fmt.Errorf("%d %+v", status, a)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 var (
@@ -242,10 +244,13 @@ func TestPendingConnectionsBoundedAndTimedOut(t *testing.T) {
 		c.Write(append([]byte{kindRaft}, authMagic[:]...)) // then silence
 		held = append(held, c)
 	}
-	deadline := time.Now().Add(timeout / 2)
-	for a.Stats().Pending < maxPending && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Within half the handshake timeout, before the first are cut off.
+	testkit.Poll(context.Background(), timeout/2, func() error {
+		if a.Stats().Pending < maxPending {
+			return errors.New("pending")
+		}
+		return nil
+	})
 	if p := a.Stats().Pending; p != maxPending {
 		t.Fatalf("Pending = %d, want %d", p, maxPending)
 	}

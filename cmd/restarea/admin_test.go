@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -36,7 +36,7 @@ func (c adminCLI) run(args ...string) (int, string, string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(c.t), append([]string{"admin"}, args...)...)
+	cmd := exec.CommandContext(ctx, testkit.Binary(c.t), append([]string{"admin"}, args...)...)
 	cmd.Env = append(cleanEnv(), c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -76,15 +76,7 @@ func (c adminCLI) json(v any, args ...string) {
 
 // deadURL returns a loopback URL nothing listens on: connections to it are
 // refused.
-func deadURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
-}
+func deadURL(t *testing.T) string { return "http://" + testkit.FreeAddr(t) } // nothing listens there
 
 func postQuestion(t *testing.T, n *node.Node, title string) restarea.Entry {
 	t.Helper()
@@ -112,14 +104,7 @@ func TestAdminCLI(t *testing.T) {
 	q2 := postQuestion(t, nodes[1], "second question")
 	// Operator actions are audited once the cluster writes log format 3,
 	// which a fresh cluster's leader switches to within moments.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, err := nodes[0].ClusterStatus(t.Context()); err == nil && st.LogFormat == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cluster did not switch to log format 3")
-		}
-	}
+	testnode.WaitLogFormat(t, nodes[0], 3)
 
 	t.Run("settings", func(t *testing.T) {
 		cli.t = t
@@ -304,19 +289,13 @@ func TestAdminCLI(t *testing.T) {
 		// transfers above, and with 200 ms election timeouts on a loaded
 		// machine, a view may be caught mid-election.
 		var v client.ClusterView
-		var why string
-		for try := 0; try < 20; try++ {
-			if try > 0 {
-				time.Sleep(250 * time.Millisecond)
-			}
+		testkit.Eventually(t, 30*time.Second, "one leader and every view complete", func() error {
 			cli.json(&v, "status")
-			if why = statusProblem(v, 3); why == "" {
-				break
+			if why := statusProblem(v, 3); why != "" {
+				return fmt.Errorf("%s: %+v", why, v)
 			}
-		}
-		if why != "" {
-			t.Fatalf("status: %s: %+v", why, v)
-		}
+			return nil
+		})
 		out := cli.want(0, "status")
 		for _, want := range []string{"NODE", "LAG", "LOG_FORMAT", "leader", "follower", nodes[2].URL()} {
 			if !strings.Contains(out, want) {

@@ -9,52 +9,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildDir  string
-)
-
-// TestMain removes the binary built for the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-// binary builds this command once for the tests that run it as a process.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "restarea-bin-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(buildDir, "restarea")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build: %v", buildErr)
-	}
-	return binPath
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // run runs the binary with args and returns its exit code and output. The
 // environment is cleared of RESTAREA_ variables so flags decide.
@@ -62,7 +28,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd := exec.CommandContext(ctx, testkit.Binary(t), args...)
 	cmd.Env = cleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -145,7 +111,7 @@ func TestPostKilledThenResume(t *testing.T) {
 			journal := filepath.Join(t.TempDir(), "journal.jsonl")
 			reqID := client.NewRequestID()
 
-			cmd := exec.Command(binary(t), "post", "--server", p.URL(), "--journal", journal,
+			cmd := exec.Command(testkit.Binary(t), "post", "--server", p.URL(), "--journal", journal,
 				"--request-id", reqID, "--title", "killed mid-post", "--body", "Does it post twice?",
 				"--actor-name", "kill-test", "--json")
 			cmd.Env = cleanEnv()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,19 +16,10 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
-
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // The backup round trip, as an operator runs it: GET /api/v1/admin/backup
 // from a running node, `restarea restore` into a new data dir, `restarea
@@ -60,7 +50,7 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	f.Close()
 
 	dir := filepath.Join(t.TempDir(), "restored")
-	raftAddr := loopbackAddr(t)
+	raftAddr := testkit.FreeAddr(t)
 	if code, out, errOut := run(t, "restore", "--from", backup, "--data-dir", dir, "--raft-addr", raftAddr); code != 0 {
 		t.Fatalf("restore exited %d: %s %s", code, out, errOut)
 	}
@@ -68,8 +58,8 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 		t.Fatal("restore into a data dir that holds a node succeeded")
 	}
 
-	httpAddr := loopbackAddr(t)
-	cmd := exec.Command(binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr,
+	httpAddr := testkit.FreeAddr(t)
+	cmd := exec.Command(testkit.Binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr,
 		"--cluster-secret", string(testnode.Secret), "--log-level", "warn")
 	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {
@@ -77,20 +67,7 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	base := "http://" + httpAddr
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r, err := http.Get(base + "/readyz")
-		if err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("restored node never became ready")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitOK(t, 30*time.Second, base+"/readyz")
 	body, _ := json.Marshal(req)
 	r, err := http.Post(base+"/api/v1/entries", "application/json", strings.NewReader(string(body)))
 	if err != nil {
@@ -116,14 +93,5 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 		// waits until those are in force.
 		c.RatePerSource, c.RateGlobal = node.Defaults().RatePerSource, node.Defaults().RateGlobal
 	})))
-	deadline = time.Now().Add(20 * time.Second)
-	for {
-		if _, err := joiner.GetThread(ctx, first.Entry.ID, restarea.ReadOptions{}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a node that joined the restored one never received the restored entry")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testnode.WaitThread(t, []*node.Node{joiner}, first.Entry.ID)
 }

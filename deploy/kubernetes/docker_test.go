@@ -92,6 +92,10 @@ func createNetwork(ctx context.Context, name string) (prefix string, err error) 
 	return "", err
 }
 
+// freePort is a small copy of internal/testkit.FreePort: this nested
+// module does not require the root module (a replace directive would
+// pull the root module's whole dependency graph into its go.sum for a
+// few lines).
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

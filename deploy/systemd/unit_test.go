@@ -12,9 +12,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 const (
@@ -139,49 +140,14 @@ func TestUnitDirectives(t *testing.T) {
 	want("Install", "WantedBy", contains("multi-user.target"), "multi-user.target")
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds cmd/restarea once for the package's tests.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "restarea-systemd-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "restarea")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", binPath, "github.com/restarea/restarea/cmd/restarea").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // serveFlags lists the flags of `restarea serve`, as its -h prints them.
 func serveFlags(t *testing.T) map[string]bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), "serve", "-h")
+	cmd := exec.CommandContext(ctx, testkit.Binary(t), "serve", "-h")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -272,7 +238,7 @@ func verifyCopy(t *testing.T) string {
 	if !bytes.Contains(b, []byte("\nExecStart="+execPath+" ")) {
 		t.Fatalf("%s: no ExecStart=%s line to rewrite", unitFile, execPath)
 	}
-	b = bytes.ReplaceAll(b, []byte("\nExecStart="+execPath+" "), []byte("\nExecStart="+binary(t)+" "))
+	b = bytes.ReplaceAll(b, []byte("\nExecStart="+execPath+" "), []byte("\nExecStart="+testkit.Binary(t)+" "))
 	path := filepath.Join(t.TempDir(), unitFile) // the unit's name must stay restarea.service
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)

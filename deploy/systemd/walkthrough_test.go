@@ -1,23 +1,22 @@
 package systemd
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // envAssignments reads KEY=VALUE lines the way systemd's EnvironmentFile
@@ -43,38 +42,10 @@ func envAssignments(t *testing.T, path string) map[string]string {
 	return env
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// syncBuffer collects a process's stderr for the failure message.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type proc struct {
 	name, url string
 	cmd       *exec.Cmd
-	log       *syncBuffer
+	log       *testkit.SyncBuffer
 	done      chan error
 }
 
@@ -98,13 +69,12 @@ func postQuestion(url, title string) (string, error) {
 		newRequestID(), title)
 	// Bounded: 30 s in all, enough for an election and a few 503s.
 	c := http.Client{Timeout: 5 * time.Second}
-	var lastErr error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+	var id string
+	var refused error
+	err := testkit.Poll(context.Background(), 30*time.Second, func() error {
 		r, err := c.Post(url+"/api/v1/entries", "application/json", strings.NewReader(body))
 		if err != nil {
-			lastErr = err
-			time.Sleep(250 * time.Millisecond)
-			continue
+			return err
 		}
 		var out struct {
 			Data struct {
@@ -114,16 +84,20 @@ func postQuestion(url, title string) (string, error) {
 		raw, _ := io.ReadAll(r.Body)
 		r.Body.Close()
 		json.Unmarshal(raw, &out)
-		if r.StatusCode == 200 || r.StatusCode == 201 {
-			return out.Data.ID, nil
+		switch r.StatusCode {
+		case 200, 201:
+			id = out.Data.ID
+			return nil
+		case http.StatusServiceUnavailable:
+			return fmt.Errorf("%d %s", r.StatusCode, raw)
 		}
-		lastErr = fmt.Errorf("%d %s", r.StatusCode, raw)
-		if r.StatusCode != http.StatusServiceUnavailable {
-			return "", lastErr
-		}
-		time.Sleep(250 * time.Millisecond)
+		refused = fmt.Errorf("%d %s", r.StatusCode, raw)
+		return nil
+	})
+	if refused != nil {
+		return "", refused
 	}
-	return "", lastErr
+	return id, err
 }
 
 func newRequestID() string {
@@ -145,7 +119,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP: -short: this test runs three node processes")
 	}
-	bin := binary(t)
+	bin := testkit.Binary(t)
 	root := t.TempDir()
 	run := func(args ...string) {
 		t.Helper()
@@ -177,7 +151,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 	httpAddrs, raftAddrs := make([]string, 3), make([]string, 3)
 	var join []string
 	for i := range 3 {
-		httpAddrs[i], raftAddrs[i] = freeAddr(t), freeAddr(t)
+		httpAddrs[i], raftAddrs[i] = testkit.FreeAddr(t), testkit.FreeAddr(t)
 		join = append(join, "http://"+httpAddrs[i])
 	}
 
@@ -230,7 +204,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 		for k, v := range vars {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		p := &proc{name: name, url: "http://" + httpAddrs[i], cmd: cmd, log: &syncBuffer{}, done: make(chan error, 1)}
+		p := &proc{name: name, url: "http://" + httpAddrs[i], cmd: cmd, log: &testkit.SyncBuffer{}, done: make(chan error, 1)}
 		cmd.Stderr = p.log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -248,24 +222,20 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 		code, err := getJSON(p.url+"/api/v1/cluster", &st)
 		return st, err == nil && code == 200
 	}
-	deadline := time.Now().Add(45 * time.Second)
 	for _, p := range procs {
-		for {
-			code, _ := getJSON(p.url+"/readyz", nil)
-			st, ok := status(p)
-			if code == 200 && ok && len(st.Members) == 3 && st.LeaderID != "" {
-				break
-			}
+		testkit.Eventually(t, 60*time.Second, p.name+" in a three-member cluster with a leader", func() error {
 			select {
 			case err := <-p.done:
 				t.Fatalf("%s exited: %v", p.name, err)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no three-member cluster with a leader (%+v)", p.name, st)
+			code, _ := getJSON(p.url+"/readyz", nil)
+			st, ok := status(p)
+			if code == 200 && ok && len(st.Members) == 3 && st.LeaderID != "" {
+				return nil
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return fmt.Errorf("readyz %d, status %+v", code, st)
+		})
 	}
 	st, _ := status(procs[1])
 	var leader *proc

@@ -3,34 +3,25 @@ package bench_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/restarea/restarea/internal/bench"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
-// buildBinary builds cmd/restarea into a temporary directory, or skips.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts node processes; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "restarea")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/restarea/restarea/cmd/restarea").CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot build the restarea binary, skipping the smoke run: %v\n%s", err, out)
-	}
-	return bin
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestQuickRun is the CI smoke mode: `restarea bench --local 3 --quick`
 // in-process. It checks only functional facts — every phase ran, the
 // replay storm stored exactly its 1,000 originals and nothing more, the
 // seeded stores hold what was seeded — never a timing.
 func TestQuickRun(t *testing.T) {
-	bin := buildBinary(t)
+	if testing.Short() {
+		t.Skip("starts node processes; skipped with -short")
+	}
+	bin := testkit.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := bench.Run(ctx, bench.Options{

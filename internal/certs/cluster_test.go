@@ -14,6 +14,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/certs"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 	"github.com/restarea/restarea/transport"
@@ -43,36 +44,17 @@ func post(t *testing.T, n *node.Node, title string) string {
 	req := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: title, Body: "body",
 		Actor: restarea.Actor{Name: "certs-test"}, SubmissionMode: restarea.ModeAutonomous}
 	meta := restarea.PostMeta{Source: "203.0.113.7", Channel: restarea.ChannelHTTP}
-	var err error
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var res restarea.PostResult
+	res := testkit.EventuallyValue(t, 30*time.Second, "a post through "+n.ID(), func() (restarea.PostResult, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		res, err = n.Post(ctx, req, meta)
-		cancel()
-		if err == nil {
-			return res.Entry.ID
-		}
-	}
-	t.Fatalf("post through %s: %v", n.ID(), err)
-	return ""
+		defer cancel()
+		return n.Post(ctx, req, meta)
+	})
+	return res.Entry.ID
 }
 
 func has(n *node.Node, id string) bool {
 	_, err := n.GetThread(context.Background(), id, restarea.ReadOptions{})
 	return err == nil
-}
-
-func waitHas(t *testing.T, nodes []*node.Node, id string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for _, n := range nodes {
-		for !has(n, id) {
-			if time.Now().After(deadline) {
-				t.Fatalf("node %s never saw %s", n.ID(), id)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 }
 
 // Three nodes, each with its own certificate from one CA, form a cluster
@@ -105,7 +87,7 @@ func TestClusterFromIssuedCertificates(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	testnode.WaitMembers(t, nodes, 3)
-	waitHas(t, nodes, post(t, nodes[2], "over certificates from restarea tls"))
+	testnode.WaitThread(t, nodes, post(t, nodes[2], "over certificates from restarea tls"))
 
 	other, err := certs.NewCA("another CA", certs.DefaultCALifetime)
 	if err != nil {
@@ -145,7 +127,7 @@ func TestClusterFromIssuedCertificates(t *testing.T) {
 	}
 	t.Cleanup(func() { stranger.Close() })
 	id := post(t, nodes[1], "after the stranger knocked")
-	waitHas(t, nodes, id)
+	testnode.WaitThread(t, nodes, id)
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if has(stranger, id) || stranger.Ready() == nil {
 			t.Fatal("a node with a certificate from another CA received the cluster's data")
@@ -165,5 +147,5 @@ func TestClusterFromIssuedCertificates(t *testing.T) {
 		}
 	}
 	// The members still commit without it.
-	waitHas(t, nodes, post(t, nodes[0], "still writable"))
+	testnode.WaitThread(t, nodes, post(t, nodes[0], "still writable"))
 }

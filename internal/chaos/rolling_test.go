@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,20 +12,18 @@ import (
 
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/internal/localcluster"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
-// buildBinary builds cmd/restarea into a temporary directory, or skips.
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// buildBinary returns the restarea binary, or skips with -short.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts node processes; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "restarea")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/restarea/restarea/cmd/restarea").CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot build the restarea binary, skipping the rolling restart: %v\n%s", err, out)
-	}
-	return bin
+	return testkit.Binary(t)
 }
 
 // A rolling restart of three node processes under load: every node is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +22,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -40,24 +41,6 @@ func findChromium() string {
 		}
 	}
 	return ""
-}
-
-// lockedBuffer collects the nodes' logs, which several goroutines write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // browser is one headless Chromium tab and where its screenshots go.
@@ -194,7 +177,7 @@ func TestConsoleInChromium(t *testing.T) {
 	if bin == "" {
 		t.Skip("SKIP: no Chromium found (/usr/bin/chromium, or chromium, chromium-browser, google-chrome on PATH)")
 	}
-	logs := &lockedBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(testToken),
 		testnode.WithConfig(func(c *server.Config) { c.Logger = logger }))
@@ -212,14 +195,7 @@ func TestConsoleInChromium(t *testing.T) {
 	base := here.URL()
 	// Operator actions are audited once the cluster writes log format 3,
 	// which a fresh cluster's leader switches to within moments.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, err := leader.ClusterStatus(context.Background()); err == nil && st.LogFormat == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cluster did not switch to log format 3 (audited admin commands)")
-		}
-	}
+	testnode.WaitLogFormat(t, leader, 3)
 
 	// The board: a question with a reply, posted over the public API.
 	question := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion,
@@ -432,13 +408,12 @@ func TestConsoleInChromium(t *testing.T) {
 	// Handing leadership over, to whichever voter is most up to date.
 	before := leaderID(t, other)
 	b.follow(`form[action="/admin/cluster/transfer"] button`, "p.notice")
-	deadline := time.Now().Add(10 * time.Second)
-	for leaderID(t, other) == before || leaderID(t, other) == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("leadership still with %s after the transfer", before)
+	testkit.Eventually(t, 30*time.Second, "leadership to move", func() error {
+		if id := leaderID(t, other); id == before || id == "" {
+			return fmt.Errorf("leader %q (was %s)", id, before)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	b.shot("13-cluster-after-transfer")
 	// Removing a member, behind its confirmation: the one browsed first.
 	b.follow(`a[href="/admin/cluster/remove?id=`+here.ID()+`"]`, "section.confirm.danger")

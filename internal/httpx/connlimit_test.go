@@ -2,11 +2,14 @@ package httpx
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // startLimited serves a trivial handler behind NewLimitListener(limits).
@@ -47,13 +50,12 @@ func dialFrom(t *testing.T, from, addr string) (net.Conn, int) {
 
 func waitOpen(t *testing.T, ll *LimitListener, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for ll.Open() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("open connections %d, want %d", ll.Open(), want)
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("%d open connections", want), func() error {
+		if n := ll.Open(); n != want {
+			return fmt.Errorf("%d open", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Idle keep-alive connections used to be unbounded: 16,428 of them took

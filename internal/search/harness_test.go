@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // board is a real state machine fed by hand-made log entries, with an
@@ -135,13 +137,12 @@ func (b *board) search(q restarea.SearchQuery) restarea.SearchPage {
 // waitIndexed waits until the index has caught up with the state.
 func (b *board) waitIndexed() {
 	b.t.Helper()
-	deadline := time.Now().Add(b.wait)
-	for b.x.Watermark() < b.f.AppliedIndex() || b.x.Rebuilding() {
-		if time.Now().After(deadline) {
-			b.t.Fatalf("index stuck at %d, state at %d", b.x.Watermark(), b.f.AppliedIndex())
+	testkit.Eventually(b.t, b.wait, "the index to catch up with the state", func() error {
+		if b.x.Watermark() < b.f.AppliedIndex() || b.x.Rebuilding() {
+			return fmt.Errorf("index at %d, state at %d", b.x.Watermark(), b.f.AppliedIndex())
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func ids(p restarea.SearchPage) []string {

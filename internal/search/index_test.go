@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 func TestStemmingAndSnippet(t *testing.T) {
@@ -177,17 +179,13 @@ func TestNeverShowsHiddenDeletedExpired(t *testing.T) {
 
 func waitDocs(t *testing.T, x *Index, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%d documents in the index", want), func() error {
 		n, err := x.docCount()
-		if err == nil && n == want {
-			return
+		if err == nil && n != want {
+			err = fmt.Errorf("%d documents", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("index holds %d documents (%v), want %d", n, err, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 func TestRebuildWhenMissing(t *testing.T) {
@@ -304,10 +302,12 @@ func TestOpenRebuildsStaleIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.x = x
-	deadline := time.Now().Add(10 * time.Second)
-	for x.Rebuilding() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 30*time.Second, "the rebuild to end", func() error {
+		if x.Rebuilding() {
+			return errors.New("rebuilding")
+		}
+		return nil
+	})
 	if n, _ := x.docCount(); n != 0 || x.Watermark() != 0 {
 		t.Fatalf("index ahead of an empty state kept %d documents, watermark %d", n, x.Watermark())
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -50,22 +52,18 @@ func TestPublicListenerCapsAndHeaders(t *testing.T) {
 		c.Close()
 	}
 	// The freed slot is reusable once the server has seen the close.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "the freed slot", func() error {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := status(c)
 		c.Close()
-		if got == http.StatusOK {
-			break
+		if got != http.StatusOK {
+			return fmt.Errorf("status %d", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("slot not freed: %d", got)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 
 	resp, err := http.Get(n.URL() + "/metrics")
 	if err != nil {

@@ -328,11 +328,11 @@ func BenchmarkRenderBodyTypical(b *testing.B) {
 func TestThreadPageRenderBudget(t *testing.T) {
 	f := newBoard()
 	q := fakeID(7, 1)
-	f.addQuestion(q, "deep", "quotes below")
+	addQuestion(f, q, "deep", "quotes below")
 	const n = 40
 	hostile := strings.Repeat(">", 20000-8)
 	for i := range n {
-		f.addReply(q, fakeID(8, i), "", fmt.Sprintf("%s %07d", hostile, i)) // unique, so never cached before
+		addReply(f, q, fakeID(8, i), "", fmt.Sprintf("%s %07d", hostile, i)) // unique, so never cached before
 	}
 	srv := serve(t, f)
 	plain := func() int {

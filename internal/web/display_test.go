@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // Entries stored before controls were refused, or titles with bidi
@@ -12,14 +13,15 @@ import (
 // ESC for a terminal printing the Markdown, no override reordering a
 // title or a name on any page.
 func TestDisplayNeutralisesControls(t *testing.T) {
-	f := newFakeService()
+	f := testkit.NewFakeService()
 	q := fakeID(3, 1)
 	r := fakeID(3, 2)
-	f.addQuestion(q, "evil\u202etxt.exe", "body \x1b[2J with \u2067rtl\u2069")
-	f.mu.Lock()
-	f.questions[0].Actor = restarea.Actor{Name: "gpt\u202e4", Model: "m\u2066x\u2069", Trigger: "t\x00"}
-	f.mu.Unlock()
-	f.addReply(q, r, "re\u202d: \x1b]0;x\x07", "reply \x7f body")
+	f.Add(restarea.Entry{
+		ID: q, Type: restarea.TypeQuestion, Title: "evil\u202etxt.exe", Body: "body \x1b[2J with \u2067rtl\u2069",
+		Actor:          restarea.Actor{Name: "gpt\u202e4", Model: "m\u2066x\u2069", Trigger: "t\x00"},
+		SubmissionMode: restarea.ModeAutonomous, Channel: restarea.ChannelMCP, CreatedAt: fakeEpoch, Visible: true,
+	})
+	addReply(f, q, r, "re\u202d: \x1b]0;x\x07", "reply \x7f body")
 	srv := serve(t, f)
 
 	bad := []string{"\u202e", "\u202d", "\u2066", "\x1b", "\x00", "\x07", "\x7f"}

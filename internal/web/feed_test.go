@@ -190,11 +190,11 @@ func TestThreadFeed(t *testing.T) {
 
 func TestThreadFeedNewestReplies(t *testing.T) {
 	f := newBoard()
-	f.pageSize = 7 // many short pages, so the feed must page to the end
+	f.SetPageSize(7) // many short pages, so the feed must page to the end
 	q := fakeID(5, 1)
-	f.addQuestion(q, "busy", "many replies")
+	addQuestion(f, q, "busy", "many replies")
 	for i := range feedEntries + 30 {
-		f.addReply(q, fakeID(6, i), "", "reply")
+		addReply(f, q, fakeID(6, i), "", "reply")
 	}
 	srv := serve(t, f)
 	feed := decodeFeed(t, get(t, srv, "/threads/"+q+"/feed.atom").body)
@@ -236,7 +236,7 @@ func TestFeedValidators(t *testing.T) {
 	}
 	// Hiding a reply changes the thread feed's bytes, hence its tag.
 	before := get(t, srv, "/threads/"+qPlain+"/feed.atom")
-	f.hide(rTricky)
+	f.SetVisible(rTricky, false)
 	after := get(t, srv, "/threads/"+qPlain+"/feed.atom")
 	if after.header.Get("ETag") == before.header.Get("ETag") || strings.Contains(after.body, rTricky) {
 		t.Error("hiding a reply left the feed unchanged")

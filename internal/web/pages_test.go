@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 func TestPages(t *testing.T) {
@@ -164,7 +165,7 @@ func TestServiceErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newBoard()
-			f.fail(tc.err)
+			f.FailWith(tc.err)
 			srv := serve(t, f)
 			for _, path := range []string{"/", "/threads/" + qPlain, "/replies/" + rFirst, "/threads/" + qPlain + ".md"} {
 				a := get(t, srv, path)
@@ -186,10 +187,10 @@ func TestServiceErrors(t *testing.T) {
 }
 
 func TestHomePaging(t *testing.T) {
-	f := newFakeService()
-	f.pageSize = 7
+	f := testkit.NewFakeService()
+	f.SetPageSize(7)
 	for i := 0; i < 20; i++ {
-		f.addQuestion(fakeID(3, i), fmt.Sprintf("Thread number %02d", i), "body")
+		addQuestion(f, fakeID(3, i), fmt.Sprintf("Thread number %02d", i), "body")
 	}
 	srv := serve(t, f)
 	seen := map[string]bool{}
@@ -235,12 +236,12 @@ func TestThreadPagesThroughReplies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeService()
-			f.pageSize = 37 // smaller than asked for, as a service may answer
+			f := testkit.NewFakeService()
+			f.SetPageSize(37) // smaller than asked for, as a service may answer
 			q := fakeID(4, 0)
-			f.addQuestion(q, "Busy thread", "body")
+			addQuestion(f, q, "Busy thread", "body")
 			for i := 0; i < tc.replies; i++ {
-				f.addReply(q, fakeID(5, i), "", fmt.Sprintf("reply body %d", i))
+				addReply(f, q, fakeID(5, i), "", fmt.Sprintf("reply body %d", i))
 			}
 			srv := serve(t, f)
 			a := get(t, srv, "/threads/"+q)
@@ -304,7 +305,7 @@ func TestETag(t *testing.T) {
 	}
 	// A new reply changes the page, so the old tag no longer matches.
 	old := get(t, srv, "/threads/"+qPlain).header.Get("ETag")
-	f.addReply(qPlain, fakeID(2, 9), "", "a later reply")
+	addReply(f, qPlain, fakeID(2, 9), "", "a later reply")
 	a := do(t, srv, http.MethodGet, "/threads/"+qPlain, map[string]string{"If-None-Match": old})
 	if a.status != 200 || !strings.Contains(a.body, "a later reply") {
 		t.Errorf("after a new reply: status %d", a.status)

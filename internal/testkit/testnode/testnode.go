@@ -1,10 +1,12 @@
 // Package testnode starts real rest.area nodes for tests: raft over TCP
 // on loopback, the raft log and the state in bbolt files under the test's
 // temporary directory, HTTP on a free loopback port. Nothing is faked.
+// It is the one way tests start an in-process node or cluster.
 package testnode
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/node"
 )
 
@@ -94,32 +97,17 @@ func StartConfig(t testing.TB, cfg server.Config) *node.Node {
 // leader applies them through the log moments after it is elected.
 func waitSettings(t testing.TB, n *node.Node, cfg server.Config) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "node "+n.ID()+" to apply the configured limits", func() error {
 		s, err := n.Settings(context.Background())
-		if err == nil && s.PerSourceLimit == cfg.RatePerSource && s.GlobalLimit == cfg.RateGlobal {
-			return
+		if err == nil && (s.PerSourceLimit != cfg.RatePerSource || s.GlobalLimit != cfg.RateGlobal) {
+			err = fmt.Errorf("settings %+v", s)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s: configured limits not applied: %+v (%v)", n.ID(), s, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err
+	})
 }
 
-// WaitReady waits (up to 10s) until n has a leader and has caught up.
+// WaitReady waits (up to 20s) until n has a leader and has caught up.
 func WaitReady(t testing.TB, n *node.Node) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		if n.Ready() == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("node %s not ready: %v", n.ID(), n.Ready())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	testkit.Eventually(t, 20*time.Second, "node "+n.ID()+" to be ready", n.Ready)
 }

@@ -1,0 +1,9 @@
+package mcp
+
+import (
+	"testing"
+
+	"github.com/restarea/restarea/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
