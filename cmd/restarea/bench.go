@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -26,9 +27,15 @@ func runBench(args []string) int {
 	growth := fs.Bool("growth", false, "with --local: also seed single nodes of 10,000 and 1,000,000 entries for the growth, paging, disk and memory figures (adds many minutes)")
 	profile := fs.String("profile", "", "with --local: also take CPU profiles of every node under 64 clients (new posts and replays on the cluster, new posts on the single node) into this directory")
 	report := fs.String("report", "", "also write the figures as JSON to this file")
+	attacks := fs.Bool("attacks", false, "instead: send each attack of the public port's budgets to a default single node of its own and print its peak memory, CPU and other clients' p50")
+	attackBinary := fs.String("attack-binary", "", "with --attacks: the restarea binary to attack (default: this one; an older build gives the figures before a change)")
+	only := fs.String("only", "", "with --attacks: comma-separated attacks to run (mcp-batch, search, thread-view, posts-over-limit, console-refusals, raft-port)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	if !parseFlags(fs, args) {
 		return 2
+	}
+	if *attacks {
+		return runAttacks(*attackBinary, *dir, *only, *quick, *report, *timeout)
 	}
 	var urls []string
 	for _, u := range strings.Split(*nodes, ",") {
@@ -70,6 +77,58 @@ func runBench(args []string) int {
 	}
 	if rep.Replay != nil && !rep.Replay.Exact {
 		fmt.Fprintln(os.Stderr, "restarea bench: the replay storm did not leave exactly the original entries")
+		return 1
+	}
+	return 0
+}
+
+// runAttacks is `restarea bench --attacks`.
+func runAttacks(binary, dir, only string, quick bool, report string, timeout time.Duration) int {
+	if binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "restarea bench: %v\n", err)
+			return 1
+		}
+		binary = exe
+	}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "restarea-attacks-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "restarea bench: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	var names []string
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	figs, err := bench.RunAttacks(ctx, bench.AttackOptions{
+		Binary: binary, Dir: dir, Quick: quick, Only: names,
+		Logf: func(format string, a ...any) {
+			fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+		},
+	})
+	fmt.Println()
+	bench.WriteAttackTable(os.Stdout, figs)
+	if report != "" {
+		b, _ := json.MarshalIndent(figs, "", "  ")
+		if werr := os.WriteFile(report, append(b, '\n'), 0o644); werr != nil {
+			fmt.Fprintf(os.Stderr, "restarea bench: --report: %v\n", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "restarea bench: %v\n", err)
 		return 1
 	}
 	return 0
