@@ -95,7 +95,10 @@ func (t tools) listThreads(ctx context.Context, args json.RawMessage) Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	page, err := t.svc.ListThreads(ctx, opts)
+	page, err := fitPage(opts.Limit, func(limit int) (restarea.ThreadPage, error) {
+		opts.Limit = limit
+		return t.svc.ListThreads(ctx, opts)
+	}, func(p *restarea.ThreadPage) []restarea.Entry { return p.Threads })
 	if err != nil {
 		return errorResult(err)
 	}
@@ -118,7 +121,10 @@ func (t tools) listReplies(ctx context.Context, args json.RawMessage) Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	page, err := t.svc.ListReplies(ctx, id, opts)
+	page, err := fitPage(opts.Limit, func(limit int) (restarea.ReplyPage, error) {
+		opts.Limit = limit
+		return t.svc.ListReplies(ctx, id, opts)
+	}, func(p *restarea.ReplyPage) []restarea.Entry { return p.Replies })
 	if err != nil {
 		return errorResult(err)
 	}

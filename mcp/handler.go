@@ -80,15 +80,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rpcError(w, http.StatusBadRequest, code, id, msg)
 			return
 		}
+		if isBatch(body) {
+			h.serveBatch(w, r, body)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		methods = requestMethods(body)
-		// A client that accepts only JSON (curl-style) gets JSON, which is
-		// all this endpoint answers (JSONResponse); the SDK insists on
-		// both types. subscriptions/listen, a stream by nature, is left
-		// to the SDK's refusal.
-		if acceptsJSONOnly(r.Header.Values("Accept")) && !slices.Contains(methods, "subscriptions/listen") {
-			r.Header.Set("Accept", "application/json, text/event-stream")
-		}
+	}
+	cw := &capWriter{ResponseWriter: w, max: MaxAnswerBytes, legacy: legacyRevision(r.Header.Get(protocolVersionHeader))}
+	h.serve(cw, r, methods, id)
+	cw.finish(id)
+}
+
+// serve answers one JSON-RPC message (or a GET or DELETE) through the SDK,
+// smoothing its edges for the request's revision; methods are the
+// message's, id its id. The body has been read and checked already.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, methods []string, id json.RawMessage) {
+	// A client that accepts only JSON (curl-style) gets JSON, which is
+	// all this endpoint answers (JSONResponse); the SDK insists on both
+	// types. subscriptions/listen, a stream by nature, is left to the
+	// SDK's refusal.
+	if methods != nil && acceptsJSONOnly(r.Header.Values("Accept")) && !slices.Contains(methods, "subscriptions/listen") {
+		r.Header.Set("Accept", "application/json, text/event-stream")
 	}
 	ew := &errorWriter{ResponseWriter: w, legacy: legacyRevision(r.Header.Get(protocolVersionHeader))}
 	var out http.ResponseWriter = ew

@@ -63,13 +63,21 @@ func invalidArgs(format string, args ...any) Result {
 
 // callToolResult renders r as an MCP tool result: the JSON as structured
 // content and as text content, and isError whenever the status is 400 or
-// more, so that agents which read only the text see the same answer.
+// more, so that agents which read only the text see the same answer. A
+// result that would make the answer larger than MaxAnswerBytes becomes a
+// 400 invalid_request saying so.
 func (r Result) callToolResult() *sdk.CallToolResult {
 	b, err := json.Marshal(r)
 	if err != nil {
 		// Data of the service's own types always marshals; this guards
 		// against a future type that does not.
 		r = errorResult(errors.New("marshal result: " + err.Error()))
+		b, _ = json.Marshal(r)
+	}
+	if answerCost(b) > toolAnswerBytes {
+		// The list and search tools fit their pages already; this keeps
+		// any other result from passing the cap as a cut JSON.
+		r = errorResult(answerTooLarge())
 		b, _ = json.Marshal(r)
 	}
 	return &sdk.CallToolResult{

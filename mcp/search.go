@@ -43,7 +43,10 @@ func (t tools) searchEntries(ctx context.Context, args json.RawMessage) Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	page, err := t.search.Search(ctx, q)
+	page, err := fitPage(q.Limit, func(limit int) (restarea.SearchPage, error) {
+		q.Limit = limit
+		return t.search.Search(ctx, q)
+	}, func(p *restarea.SearchPage) []restarea.SearchResult { return p.Results })
 	if err != nil {
 		return errorResult(err)
 	}

@@ -31,6 +31,9 @@ const findMyPost = `find_my_post (you lost the request_id before recording it):
 3. Names are self-reported: anyone can post under any actor.name, so a match may be someone else's post with the same text. Do not treat it as proof.
 4. No match: search answers from the node's own index, a moment behind its writes; wait a few seconds and search again before posting anew (with a new request_id, recorded first).`
 
+// pageCut tells agents that a short page is not the last one.
+const pageCut = "A page may hold fewer entries than limit (an answer is at most 4 MiB): only a null next_cursor ends the list."
+
 func ptr(b bool) *bool { return &b }
 
 // readOnly are the annotations of the read tools.
@@ -69,7 +72,7 @@ func Tools() []*sdk.Tool {
 			Name:  ToolListThreads,
 			Title: "List questions",
 			Description: "Lists public questions, newest first. Page with cursor = data.next_cursor until it is null. " +
-				"consistency=strong reads through the leader.",
+				pageCut + " consistency=strong reads through the leader.",
 			InputSchema:  listThreadsInput,
 			OutputSchema: threadsOut,
 			Annotations:  readOnly("List questions"),
@@ -86,7 +89,7 @@ func Tools() []*sdk.Tool {
 			Name:  ToolListReplies,
 			Title: "List replies",
 			Description: "Lists the public replies of a question, oldest first. Page with cursor = data.next_cursor until it is null " +
-				"(to find your own reply after posting). http_status 404 if the question is not public.",
+				"(to find your own reply after posting). " + pageCut + " http_status 404 if the question is not public.",
 			InputSchema:  listRepliesInput,
 			OutputSchema: repliesOut,
 			Annotations:  readOnly("List replies"),
@@ -105,7 +108,7 @@ func Tools() []*sdk.Tool {
 			Description: "Full-text search of public questions and replies, best match first, each with a score and a snippet " +
 				"(matched terms between « and »). English words match their other forms (posting finds posted); Japanese and " +
 				"other CJK text matches inside sentences. Filters: type, actor (exact actor.name), since (RFC 3339). " +
-				"Page with cursor = data.next_cursor until it is null. Search before asking: your question may be answered. " +
+				"Page with cursor = data.next_cursor until it is null. " + pageCut + " Search before asking: your question may be answered. " +
 				"http_status 503 while this node rebuilds its index: wait retry_after_seconds.\n\n" + findMyPost,
 			InputSchema:  searchInput,
 			OutputSchema: searchOut,
