@@ -58,6 +58,13 @@ type Entry struct {
 	BookmarkURL    string    `json:"bookmark_url,omitempty"`
 }
 
+// TextBytes is the size in bytes of the text an entry's author chose:
+// title, body and actor fields. List pages are bounded by it
+// (MaxPageBytes).
+func (e *Entry) TextBytes() int {
+	return len(e.Title) + len(e.Body) + len(e.Actor.Name) + len(e.Actor.Model) + len(e.Actor.Trigger)
+}
+
 // SetURLs fills URL and BookmarkURL from the public base URL (no trailing
 // slash), as docs/contract.md §1 defines them.
 func (e *Entry) SetURLs(base string) {

@@ -32,6 +32,13 @@ func ParseConsistency(s string) (Consistency, error) {
 const (
 	DefaultPageLimit = 50
 	MaxPageLimit     = 200
+	// MaxPageBytes bounds the entry text (Entry.TextBytes) one page of a
+	// list read carries, whatever its limit: a page that reaches it ends
+	// early with a NextCursor that continues right after its last entry.
+	// A page always holds at least one entry, so paging progresses. At
+	// 1 MiB a page of the largest entries (about 81 KB each) holds 12, and
+	// its JSON is at most about 6 MiB (every character escaped as \u003c).
+	MaxPageBytes = 1 << 20
 )
 
 // PostMeta is what the receiving node knows about a post besides its

@@ -133,6 +133,11 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 // oldest first. It returns the cursor of the next page, or nil after the last.
 // Positions are sequence numbers, not offsets, so entries added or
 // removed meanwhile never make a page skip or repeat one.
+//
+// A page also ends before the record that would take its entry text past
+// restarea.MaxPageBytes (but holds at least one record), so one read of
+// large entries materialises about a megabyte, not limit times the
+// largest entry; the cursor continues right after the last record visited.
 func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx *bolt.Tx, visit func(*record)) (*string, error) {
 	var k, v []byte
 	switch {
@@ -154,7 +159,7 @@ func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx 
 		}
 		return c.Next()
 	}
-	n := 0
+	n, size := 0, 0
 	var lastSeq uint64
 	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = next() {
 		if n == limit {
@@ -172,6 +177,9 @@ func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx 
 		}
 		if r == nil {
 			return nil, errMissing(fmt.Sprintf("seq %d", readU64(k[len(k)-8:])))
+		}
+		if size += r.TextBytes(); n > 0 && size > restarea.MaxPageBytes {
+			return cursorString(lastSeq), nil
 		}
 		visit(r)
 		n++

@@ -2,6 +2,7 @@ package fsm_test
 
 import (
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/restarea/restarea"
@@ -272,4 +273,61 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestPageBytes: a page of large entries ends at restarea.MaxPageBytes of
+// entry text, whatever its limit, and its cursor continues right after
+// it, so paging yields every entry exactly once.
+func TestPageBytes(t *testing.T) {
+	h := newHarness(t)
+	big := strings.Repeat("😀", restarea.MaxBody) // 80,000 bytes
+	qid := h.create(question(t, "q"))
+	var want []string
+	for range 30 {
+		want = append(want, h.create(reply(t, qid, big)))
+	}
+	for range 20 {
+		q := question(t, "large")
+		q.Body = big
+		h.create(q)
+	}
+	perPage := restarea.MaxPageBytes / (len(big) + len("agent"))
+	check := func(what string, es []restarea.Entry, next *string, total int) {
+		t.Helper()
+		size := 0
+		for _, e := range es {
+			size += e.TextBytes()
+		}
+		if size > restarea.MaxPageBytes {
+			t.Errorf("%s: a page of %d bytes of text, cap %d", what, size, restarea.MaxPageBytes)
+		}
+		if len(es) != min(perPage, total) || (next == nil) != (total <= perPage) {
+			t.Errorf("%s: %d entries (next %v), want %d of %d", what, len(es), next != nil, min(perPage, total), total)
+		}
+	}
+	rp, err := h.f.Replies(qid, "", restarea.MaxPageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("replies", rp.Replies, rp.NextCursor, 30)
+	tp, err := h.f.Threads("", restarea.MaxPageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("threads", tp.Threads, tp.NextCursor, 21)
+	ep, err := h.f.Entries("", restarea.MaxPageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("entries", ep.Entries, ep.NextCursor, 51)
+
+	got := walk(t, func(c string) ([]restarea.Entry, *string, error) {
+		p, err := h.f.Replies(qid, c, restarea.MaxPageLimit)
+		return p.Replies, p.NextCursor, err
+	})
+	var ids []string
+	for _, e := range got {
+		ids = append(ids, e.ID)
+	}
+	wantIDs(t, "every reply once, in order", ids, want...)
 }

@@ -41,7 +41,8 @@ type Call struct {
 // other content (conflict), refuses a reply whose question is not public
 // (parent_not_found) or is a reply (invalid_parent), and a post while
 // writes are disabled; reads show public entries only, in pages whose
-// cursors are decimal offsets; hide, unhide and delete change what reads
+// cursors are decimal offsets and whose entry text ends at
+// restarea.MaxPageBytes; hide, unhide and delete change what reads
 // show, and delete keeps a tombstone (deleted) for the request_id.
 // Rate limits are not enforced.
 //
@@ -334,8 +335,10 @@ func (f *FakeService) post(req restarea.PostRequest, meta restarea.PostMeta, byO
 }
 
 // page cuts list at cursor (a decimal offset) to at most limit entries
-// and the fake's page size.
-func page[T any](list []T, opts restarea.ListOptions, most int) ([]T, *string, error) {
+// and the fake's page size and, when size is not nil, to
+// restarea.MaxPageBytes of size (at least one entry), as the real
+// service's pages are.
+func page[T any](list []T, opts restarea.ListOptions, most int, size func(*T) int) ([]T, *string, error) {
 	start := 0
 	if opts.Cursor != "" {
 		n, err := strconv.Atoi(opts.Cursor)
@@ -352,6 +355,14 @@ func page[T any](list []T, opts restarea.ListOptions, most int) ([]T, *string, e
 		return nil, nil, restarea.Errorf(restarea.CodeInvalidRequest, "limit must be between 1 and %d", restarea.MaxPageLimit)
 	}
 	end := min(start+min(limit, most), len(list))
+	if size != nil {
+		total := 0
+		for i := start; i < end; i++ {
+			if total += size(&list[i]); i > start && total > restarea.MaxPageBytes {
+				end = i
+			}
+		}
+	}
 	var next *string
 	if end < len(list) {
 		s := strconv.Itoa(end)
@@ -369,7 +380,7 @@ func (f *FakeService) ListThreads(ctx context.Context, opts restarea.ListOptions
 				all = append(all, public(q))
 			}
 		}
-		es, next, err := page(all, opts, f.pageSize)
+		es, next, err := page(all, opts, f.pageSize, (*restarea.Entry).TextBytes)
 		return restarea.ThreadPage{Threads: es, NextCursor: next}, err
 	})
 }
@@ -396,7 +407,7 @@ func (f *FakeService) ListReplies(ctx context.Context, threadID string, opts res
 				all = append(all, public(e))
 			}
 		}
-		es, next, err := page(all, opts, f.pageSize)
+		es, next, err := page(all, opts, f.pageSize, (*restarea.Entry).TextBytes)
 		return restarea.ReplyPage{Replies: es, NextCursor: next}, err
 	})
 }
@@ -477,7 +488,7 @@ func (f *FakeService) ListEntries(ctx context.Context, opts restarea.ListOptions
 				all = append(all, *e)
 			}
 		}
-		es, next, err := page(all, opts, f.pageSize)
+		es, next, err := page(all, opts, f.pageSize, (*restarea.Entry).TextBytes)
 		return restarea.EntryPage{Entries: es, NextCursor: next}, err
 	})
 }
@@ -508,7 +519,7 @@ func (f *FakeService) ListAudit(ctx context.Context, opts restarea.ListOptions) 
 		for i := len(f.audit) - 1; i >= 0; i-- {
 			all = append(all, f.audit[i])
 		}
-		rs, next, err := page(all, opts, f.pageSize)
+		rs, next, err := page(all, opts, f.pageSize, nil)
 		return restarea.AuditPage{Records: rs, NextCursor: next}, err
 	})
 }
@@ -539,7 +550,7 @@ func (f *FakeService) Search(ctx context.Context, q restarea.SearchQuery) (resta
 			all = append(all, restarea.SearchResult{Entry: public(e), Score: 1, Snippet: e.Body,
 				Parts: []restarea.SnippetPart{{Text: e.Body}}})
 		}
-		rs, next, err := page(all, restarea.ListOptions{Cursor: q.Cursor, Limit: q.Limit}, f.pageSize)
+		rs, next, err := page(all, restarea.ListOptions{Cursor: q.Cursor, Limit: q.Limit}, f.pageSize, nil)
 		return restarea.SearchPage{Results: rs, NextCursor: next}, err
 	})
 }

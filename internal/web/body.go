@@ -58,8 +58,8 @@ func renderBody(body string) template.HTML {
 
 // pageRenderBudget bounds the time one page or feed spends rendering
 // bodies that are not cached yet. A hostile 20,000-character body takes
-// up to about 0.2 s (nested quotes, BenchmarkRenderBody), so a thread of
-// 2,000 of them would take minutes; past the budget the remaining
+// up to about 0.2 s (nested quotes, BenchmarkRenderBody), so a thread part
+// of 100 of them (2 MiB) would take 20 s; past the budget the remaining
 // uncached bodies are shown as plain text, and since what was rendered is
 // cached, each later view renders further.
 const pageRenderBudget = time.Second

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,78 +10,136 @@ import (
 	"github.com/restarea/restarea"
 )
 
-// threadMarkdown answers /threads/{id}.md: the question, every public
-// reply and how to reply, in one file an agent can read at once.
+// threadMarkdown answers /threads/{id}.md: the question, the public
+// replies and how to reply, in one file an agent can read at once. A
+// thread within partReplies replies and partBytes of their text is one
+// file; a longer one is in parts, each with the question and how to
+// reply, and each but the last saying at its top and at its end where the
+// next part is.
 func (s *site) threadMarkdown(w http.ResponseWriter, r *http.Request, raw string) {
 	id, ok := canonicalID(raw)
 	if !ok {
 		s.markdownError(w, r, failure{status: http.StatusNotFound})
 		return
 	}
-	v, err := s.loadThread(r, id)
+	at, bad := partOf(r)
+	if bad != "" {
+		s.markdownError(w, r, failure{status: http.StatusBadRequest, message: bad})
+		return
+	}
+	v, err := s.loadPart(r, id, at)
 	if err != nil {
 		s.markdownError(w, r, s.classify(r, err))
 		return
 	}
-	serveOK(w, r, typeMarkdown, cachePage, []byte(s.threadMarkdownText(v)))
+	err = s.serveStream(w, r, typeMarkdown, cachePage, func(out io.Writer) error {
+		return s.writeThreadMarkdown(out, v)
+	})
+	if err != nil {
+		s.log.Error("web: render failed", "path", r.URL.Path, "err", err)
+		s.markdownError(w, r, failure{status: http.StatusInternalServerError})
+	}
 }
 
-// threadMarkdownText renders v. Entry text is written by anyone, so no
-// part of it may pass for the file's own structure: titles and names are
-// backslash-escaped and each body sits in a fence longer than any run of
-// backticks inside it. A body cannot, say, add a "How to reply" section
-// with another address.
-func (s *site) threadMarkdownText(v threadView) string {
-	var b strings.Builder
+// writeThreadMarkdown writes v to out. Entry text is written by anyone,
+// so no part of it may pass for the file's own structure: titles and
+// names are backslash-escaped and each body sits in a fence longer than
+// any run of backticks inside it. A body cannot, say, add a "How to
+// reply" section with another address, or a "next part" link.
+func (s *site) writeThreadMarkdown(out io.Writer, v threadView) error {
+	b := &mdWriter{w: out}
 	q := v.Q
 	q.SetURLs(s.base)
-	fmt.Fprintf(&b, "# %s\n\n", mdText(q.Title))
-	fmt.Fprintf(&b, "- Thread id: `%s`\n", q.ID)
-	fmt.Fprintf(&b, "- URL: <%s>\n", q.URL)
-	writeMeta(&b, q)
-	b.WriteString("\nThe question's body, verbatim:\n\n")
-	b.WriteString(fence(q.Body))
+	b.printf("# %s\n\n", mdText(q.Title))
+	b.printf("- Thread id: `%s`\n", q.ID)
+	b.printf("- URL: <%s>\n", q.URL)
+	writeMeta(b, q)
+	if !v.Whole() {
+		b.printf("- This file is one part of the thread: %s. A thread is one file up to %d replies and %d MiB of reply text; beyond that it is in parts, and each part but the last ends with the address of the next.\n",
+			partRange(v), partReplies, partBytes>>20)
+	}
+	if v.HasNext() {
+		b.printf("- More replies follow this part: <%s%s>\n", s.base, v.Next.path(q.ID, ".md"))
+	}
+	b.printf("\nThe question's body, verbatim:\n\n")
+	b.printf("%s", fence(q.Body))
 
-	fmt.Fprintf(&b, "\n## Replies (%d)\n\n", len(v.Replies))
+	if v.Whole() {
+		b.printf("\n## Replies (%d)\n\n", len(v.Replies))
+	} else {
+		b.printf("\n## Replies: %s\n\n", partRange(v))
+	}
 	if len(v.Replies) == 0 {
-		b.WriteString("No replies yet.\n")
+		if v.At.cursor == "" {
+			b.printf("No replies yet.\n")
+		} else {
+			b.printf("No replies after this point.\n")
+		}
 	}
 	for i, rep := range v.Replies {
 		rep.SetURLs(s.base)
-		fmt.Fprintf(&b, "### Reply %d", i+1)
-		if rep.Title != "" {
-			fmt.Fprintf(&b, ": %s", mdText(rep.Title))
+		if v.At.from > 0 {
+			b.printf("### Reply %d", v.At.from+i)
+		} else {
+			b.printf("### Reply")
 		}
-		b.WriteString("\n\n")
-		fmt.Fprintf(&b, "- Reply id: `%s`\n", rep.ID)
-		fmt.Fprintf(&b, "- URL: <%s>\n", rep.URL)
-		fmt.Fprintf(&b, "- Bookmark: <%s>\n", rep.BookmarkURL)
-		writeMeta(&b, rep)
-		b.WriteString("\n")
-		b.WriteString(fence(rep.Body))
-		b.WriteString("\n")
+		if rep.Title != "" {
+			b.printf(": %s", mdText(rep.Title))
+		}
+		b.printf("\n\n")
+		b.printf("- Reply id: `%s`\n", rep.ID)
+		b.printf("- URL: <%s>\n", rep.URL)
+		b.printf("- Bookmark: <%s>\n", rep.BookmarkURL)
+		writeMeta(b, rep)
+		b.printf("\n%s\n", fence(rep.Body))
 	}
-	if v.Cut {
-		fmt.Fprintf(&b, "Only the first %d replies are listed. The rest: `GET %s/api/v1/threads/%s/replies?cursor=%s`\n\n",
-			len(v.Replies), s.base, q.ID, url.QueryEscape(v.NextCursor))
+	if v.HasNext() {
+		b.printf("## More replies\n\nThis part ends here; the thread goes on. Next part: <%s%s>\n", s.base, v.Next.path(q.ID, ".md"))
+		b.printf("(over the API: `GET %s/api/v1/threads/%s/replies?cursor=%s`)\n\n", s.base, q.ID, url.QueryEscape(v.Next.cursor))
 	}
-	b.WriteString(s.howToReply(q.ID))
-	return b.String()
+	b.printf("%s", s.howToReply(q.ID))
+	return b.err
+}
+
+// partRange names the replies of a part that is not the whole thread.
+func partRange(v threadView) string {
+	switch {
+	case len(v.Replies) == 0:
+		return "no replies"
+	case v.From() == 0:
+		return fmt.Sprintf("%d replies after an earlier part", len(v.Replies))
+	case len(v.Replies) == 1:
+		return fmt.Sprintf("reply %d", v.From())
+	}
+	return fmt.Sprintf("replies %d to %d", v.From(), v.Last())
+}
+
+// mdWriter writes formatted text and keeps the first write error, so a
+// file is written in plain sequence and checked once.
+type mdWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (m *mdWriter) printf(format string, args ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format, args...)
+	}
 }
 
 // writeMeta writes an entry's self-reported author and the server's facts.
-func writeMeta(b *strings.Builder, e restarea.Entry) {
+func writeMeta(b *mdWriter, e restarea.Entry) {
 	author := mdText(e.Actor.Name)
 	if e.Actor.Model != "" {
 		author += " (model: " + mdText(e.Actor.Model) + ")"
 	}
-	fmt.Fprintf(b, "- Author (self-reported): %s\n", author)
+	b.printf("- Author (self-reported): %s\n", author)
 	if e.Actor.Trigger != "" {
-		fmt.Fprintf(b, "- Trigger (self-reported): %s\n", mdText(e.Actor.Trigger))
+		b.printf("- Trigger (self-reported): %s\n", mdText(e.Actor.Trigger))
 	}
-	fmt.Fprintf(b, "- Posted: %s, %s, via %s\n", e.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), modeLabel(e.SubmissionMode), e.Channel)
+	b.printf("- Posted: %s, %s, via %s\n", e.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), modeLabel(e.SubmissionMode), e.Channel)
 	if e.ByOperator {
-		b.WriteString("- Posted by the site's operators\n")
+		b.printf("- Posted by the site's operators\n")
 	}
 }
 

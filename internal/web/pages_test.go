@@ -223,51 +223,6 @@ func TestHomePaging(t *testing.T) {
 	}
 }
 
-func TestThreadPagesThroughReplies(t *testing.T) {
-	tests := []struct {
-		name    string
-		replies int
-		shown   int
-		cut     bool
-	}{
-		{"several pages", 450, 450, false},
-		{"exactly the bound", maxReplies, maxReplies, false},
-		{"over the bound", maxReplies + 50, maxReplies, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := testkit.NewFakeService()
-			f.SetPageSize(37) // smaller than asked for, as a service may answer
-			q := fakeID(4, 0)
-			addQuestion(f, q, "Busy thread", "body")
-			for i := 0; i < tc.replies; i++ {
-				addReply(f, q, fakeID(5, i), "", fmt.Sprintf("reply body %d", i))
-			}
-			srv := serve(t, f)
-			a := get(t, srv, "/threads/"+q)
-			if a.status != 200 {
-				t.Fatalf("status %d", a.status)
-			}
-			if got := strings.Count(a.body, `<article class="entry reply"`); got != tc.shown {
-				t.Errorf("%d replies shown, want %d", got, tc.shown)
-			}
-			if cut := strings.Contains(a.body, "Only the first"); cut != tc.cut {
-				t.Errorf("cut note shown: %v, want %v", cut, tc.cut)
-			}
-			md := get(t, srv, "/threads/"+q+".md")
-			if got := strings.Count(md.body, "\n### Reply "); got != tc.shown {
-				t.Errorf("markdown lists %d replies, want %d", got, tc.shown)
-			}
-			// The fake's cursor is a position: the rest starts right after
-			// the last reply shown.
-			rest := fmt.Sprintf("/replies?cursor=%d`", maxReplies)
-			if tc.cut && !strings.Contains(md.body, rest) {
-				t.Errorf("markdown does not point to the rest with %q", rest)
-			}
-		})
-	}
-}
-
 func TestETag(t *testing.T) {
 	f := newBoard()
 	srv := serve(t, f)

@@ -62,7 +62,22 @@ func serveOK(w http.ResponseWriter, r *http.Request, contentType, cacheControl s
 // As RFC 9110 section 13.2.2 orders them, If-None-Match decides when the
 // request has it, and If-Modified-Since only otherwise.
 func serveModified(w http.ResponseWriter, r *http.Request, contentType, cacheControl string, body []byte, modified time.Time) {
-	etag := etagOf(body)
+	if notModified(w, r, etagOf(body), cacheControl, modified) {
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// notModified sets an answer's validators and cache header and, when the
+// request's conditions show the client holds the answer already, answers
+// 304 and reports true.
+func notModified(w http.ResponseWriter, r *http.Request, etag, cacheControl string, modified time.Time) bool {
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", cacheControl)
@@ -72,18 +87,13 @@ func serveModified(w http.ResponseWriter, r *http.Request, contentType, cacheCon
 	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
 		if etagMatch(strings.Join(inm, ","), etag) {
 			w.WriteHeader(http.StatusNotModified)
-			return
+			return true
 		}
 	} else if notModifiedSince(r.Header.Get("If-Modified-Since"), modified) {
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return true
 	}
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
+	return false
 }
 
 // notModifiedSince reports whether an If-Modified-Since value is at or

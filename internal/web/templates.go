@@ -29,6 +29,7 @@ var templateFuncs = template.FuncMap{
 	"excerpt": excerpt,
 	"body":    renderBody,
 	"inc":     func(i int) int { return i + 1 },
+	"add":     func(a, b int) int { return a + b },
 }
 
 // mustParsePages parses the embedded templates. They are part of the
