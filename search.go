@@ -18,6 +18,21 @@ const (
 	maxSearchActorNameLen = 200
 )
 
+// The cost budget of a search, checked before it runs (see package
+// internal/search): a search's work grows with the terms it matches and
+// with how deep in the ranked list its page lies, since every hit above
+// the page is scored and kept while the query runs.
+const (
+	// MaxSearchTerms is how many distinct terms q may have once analysed
+	// (after stemming, without stop words; a CJK text counts one term per
+	// pair of characters).
+	MaxSearchTerms = 32
+	// MaxSearchDepth is the deepest a page reaches in the ranked list:
+	// its cursor's offset plus its limit. Deeper results are for a more
+	// precise query (more words, type, actor, since), not for paging.
+	MaxSearchDepth = 1000
+)
+
 // SearchQuery is one full-text search of public entries.
 type SearchQuery struct {
 	// Q is the text searched for (1..MaxSearchQueryLen characters).
@@ -32,6 +47,11 @@ type SearchQuery struct {
 	Cursor string
 	// Limit is the page size; 0 means DefaultSearchLimit.
 	Limit int
+	// Source is the client the query counts against in the per-source
+	// search limits: the address the adapter derived from the request
+	// (after the trusted-proxy rule), never a parameter the client sent.
+	// Queries with no source share one budget.
+	Source string
 }
 
 // Validate checks q and fills the default limit. Errors name the field.

@@ -17,6 +17,7 @@ func (s *server) searchEntries(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	q.Source = httpx.SourceOf(r, s.proxies, s.v6bits) // the search limits count by it
 	page, err := s.search.Search(r.Context(), q)
 	if err != nil {
 		s.fail(w, r, err)

@@ -159,7 +159,7 @@ var (
 
 var searchInput = object(schema{
 	"q": schema{"type": "string", "minLength": 1, "maxLength": restarea.MaxSearchQueryLen,
-		"description": "the text to search for; for find_my_post, the exact body you posted"},
+		"description": "the text to search for, at most 32 distinct words; for find_my_post, the first sentence or two of the body you posted, word for word"},
 	"type":   schema{"type": "string", "enum": []string{restarea.TypeQuestion, restarea.TypeReply}},
 	"actor":  str("only entries whose actor.name is exactly this (names are self-reported)"),
 	"since":  schema{"type": "string", "format": "date-time", "description": "only entries created at or after this RFC 3339 time"},

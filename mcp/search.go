@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // searchEntries is GET /api/v1/search as a tool: the same checks and the
@@ -43,6 +44,7 @@ func (t tools) searchEntries(ctx context.Context, args json.RawMessage) Result {
 	if err != nil {
 		return errorResult(err)
 	}
+	q.Source = httpx.Source(ctx) // the search limits count by it
 	page, err := fitPage(q.Limit, func(limit int) (restarea.SearchPage, error) {
 		q.Limit = limit
 		return t.search.Search(ctx, q)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/search"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -78,6 +79,16 @@ type Config struct {
 	TombstoneRetention time.Duration
 	// ExpireInterval is how often the leader proposes expiry.
 	ExpireInterval time.Duration
+
+	// SearchRatePerSource is each source's rate of searches on this node
+	// (a token bucket: Count at once, refilled at Count per Window; zero →
+	// 30/m). SearchConcurrency is how many searches run at once (0 →
+	// GOMAXPROCS) and SearchPerSourceConcurrency how many of one source
+	// may be in flight (0 → 2). Local to the node, like its search index
+	// (see search.Gate).
+	SearchRatePerSource        restarea.Limit
+	SearchConcurrency          int
+	SearchPerSourceConcurrency int
 
 	// ApplyTimeout bounds one write through raft; past it the answer is
 	// 503 unavailable (outcome unknown).
@@ -162,6 +173,9 @@ func (c Config) withDefaults() Config {
 	if c.RateGlobal == (restarea.Limit{}) {
 		c.RateGlobal = d.RateGlobal
 	}
+	if c.SearchRatePerSource == (restarea.Limit{}) {
+		c.SearchRatePerSource = search.DefaultSearchRate
+	}
 	setD(&c.Retention, d.Retention)
 	setD(&c.TombstoneRetention, d.TombstoneRetention)
 	setD(&c.ExpireInterval, d.ExpireInterval)
@@ -197,6 +211,12 @@ func (c Config) validate() error {
 	}
 	if err := c.RateGlobal.Validate("rate-global"); err != nil {
 		return fmt.Errorf("%s", restarea.ErrorMessage(err))
+	}
+	if err := c.SearchRatePerSource.Validate("search-rate-per-source"); err != nil {
+		return fmt.Errorf("%s", restarea.ErrorMessage(err))
+	}
+	if c.SearchConcurrency < 0 || c.SearchPerSourceConcurrency < 0 {
+		return fmt.Errorf("search-concurrency and search-concurrency-per-source must not be negative")
 	}
 	if c.PublicURL != "" && !(strings.HasPrefix(c.PublicURL, "http://") || strings.HasPrefix(c.PublicURL, "https://")) {
 		return fmt.Errorf("public-url %q must start with http:// or https://", c.PublicURL)

@@ -51,6 +51,8 @@ type Node struct {
 
 	// search is this node's own full-text index of its state.
 	search *search.Index
+	// searchGate admits searches (rate, share per source, slots).
+	searchGate *search.Gate
 	// hasState is true once the node belongs to a cluster (set by the
 	// formation goroutine, read by peers' requests).
 	hasState atomic.Bool

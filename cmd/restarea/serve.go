@@ -34,6 +34,9 @@ func runServe(args []string) int {
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of ps)")
 	perSource := fs.String("rate-per-source", "30/m", "post attempts per source, e.g. 30/m")
 	global := fs.String("rate-global", "2000/h", "new entries site-wide, e.g. 2000/h")
+	searchRate := fs.String("search-rate-per-source", "30/m", "searches per source on this node: COUNT at once, refilled at COUNT per WINDOW, e.g. 30/m")
+	searchConc := fs.Int("search-concurrency", 0, "searches running at once on this node (0: one per CPU, GOMAXPROCS); four times as many may wait up to 2s")
+	searchConcSource := fs.Int("search-concurrency-per-source", 2, "searches of one source in flight at once on this node")
 	retention := fs.String("retention", "90d", "how long entries are kept")
 	tombRetention := fs.String("tombstone-retention", "30d", "how long deleted entries' request_ids are remembered")
 	proxies := fs.String("trusted-proxies", "", "comma-separated IPs/CIDRs whose X-Forwarded-For is believed")
@@ -119,6 +122,13 @@ func runServe(args []string) int {
 	if cfg.RateGlobal, err = restarea.ParseLimit(*global); err != nil {
 		return fail("--rate-global: %v", err)
 	}
+	if cfg.SearchRatePerSource, err = restarea.ParseLimit(*searchRate); err != nil {
+		return fail("--search-rate-per-source: %v", err)
+	}
+	if *searchConc < 0 || *searchConcSource < 1 {
+		return fail("--search-concurrency must be 0 or more and --search-concurrency-per-source 1 or more")
+	}
+	cfg.SearchConcurrency, cfg.SearchPerSourceConcurrency = *searchConc, *searchConcSource
 	if cfg.Retention, err = restarea.ParseDuration(*retention); err != nil || cfg.Retention <= 0 {
 		return fail("--retention %q: want a positive duration such as 90d or 2160h", *retention)
 	}

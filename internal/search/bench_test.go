@@ -50,6 +50,10 @@ func TestMain(m *testing.M) {
 		benchFixture.b.close()
 		os.RemoveAll(benchFixture.dir)
 	}
+	if attackFixture.b != nil {
+		attackFixture.b.close()
+		os.RemoveAll(attackFixture.dir)
+	}
 	os.Exit(code)
 }
 

@@ -3,23 +3,37 @@ package search
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/restarea/restarea"
 )
 
 // Query bounds. A page is filled from hits checked against the state; hits
-// the state no longer shows are skipped, and one query reads at most
-// maxScan hits, so a page of a query whose hits are mostly hidden can be
-// short (its cursor still goes on).
+// the state no longer shows are skipped. A query reads hits in rounds,
+// each asking bleve for a window at most four times the previous one, and
+// never past restarea.MaxSearchDepth: bleve scores every match and keeps
+// the best offset+size of them while it runs, so the depth bounds what one
+// round holds, and the growth bounds the rounds (about four). A page of a
+// query whose hits are mostly hidden can be short; its cursor goes on.
 const (
-	maxScan   = 1000
-	maxOffset = 10000
+	// checkBatch is how many hits one read of the state checks: entries
+	// are read whole (bodies of up to restarea.MaxBody characters), so a
+	// round of a thousand hits is checked in slices of this many, and
+	// stops once the page is full.
+	checkBatch = 64
+	// maxQueryTime bounds one query's run in the index, whatever its
+	// terms: past it the query is stopped (bleve checks its context while
+	// it collects) and answered 503 with a retry delay. It is the
+	// backstop of the term and depth bounds, which keep every query
+	// measured far below it.
+	maxQueryTime = time.Second
 	// freshWait is how long a query waits for the index to reach the
 	// state applied when it arrived, so that an agent that just posted
 	// finds its post.
@@ -30,60 +44,92 @@ const (
 )
 
 // Search runs q over the public entries. Results are ranked by relevance
-// (ties: newest first), each checked against the state as it is now.
+// (ties: newest first), each checked against the state as it is now. q is
+// checked first (Check); the terms of only the returned page's bodies are
+// located for snippets.
 func (x *Index) Search(ctx context.Context, q restarea.SearchQuery) (restarea.SearchPage, error) {
 	start := time.Now()
 	defer func() { x.met.query.Observe(time.Since(start).Seconds()) }()
 	page := restarea.SearchPage{Results: []restarea.SearchResult{}}
-	q, err := q.Validate()
+	plan, err := Check(q)
 	if err != nil {
 		return page, err
 	}
-	from, err := decodeCursor(q.Cursor)
-	if err != nil {
-		return page, err
-	}
+	q, from := plan.Query, plan.Offset
 	if x.Rebuilding() {
 		return page, restarea.Errorf(restarea.CodeUnavailable,
 			"the search index of this node is being rebuilt from its state (%d of %d log entries done); retry shortly",
 			x.watermark.Load(), x.cfg.State.AppliedIndex()).WithRetryAfter(rebuildRetry)
 	}
 	x.waitFresh(ctx, x.cfg.State.AppliedIndex())
+	if len(plan.Terms) == 0 {
+		return page, nil // stop words only: nothing in the index matches
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxQueryTime)
+	defer cancel()
 
 	bq := buildQuery(q)
-	scanned := 0
-	for len(page.Results) < q.Limit && scanned < maxScan {
-		size := min(2*(q.Limit-len(page.Results))+10, maxScan-scanned)
+	size := 0
+	for len(page.Results) < q.Limit && from < restarea.MaxSearchDepth {
+		size = min(max(2*(q.Limit-len(page.Results))+10, 4*size), restarea.MaxSearchDepth-from)
 		var res *bleve.SearchResult
 		err := x.withIndex(func(idx bleve.Index) error {
+			// No locations: bleve would compute and keep them for every
+			// hit it scores, offset+size of them held at once; snippets
+			// locate the terms in the page's own bodies instead.
 			req := bleve.NewSearchRequestOptions(bq, size, from, false)
 			// Ties newest first (ids are UUIDv7): without a tie-break,
 			// offsets over equal scores are not stable between pages.
 			req.SortBy([]string{"-_score", "-_id"})
-			req.IncludeLocations = true
 			var err error
 			res, err = idx.SearchInContext(ctx, req)
 			return err
 		})
 		if err != nil {
-			if ctx.Err() != nil {
-				return page, restarea.Errorf(restarea.CodeUnavailable, "search cancelled: %v", ctx.Err())
-			}
-			return page, restarea.Errorf(restarea.CodeInternal, "search failed: %v", err)
+			return page, searchFailed(ctx, err)
 		}
 		if len(res.Hits) == 0 {
 			return page, nil
 		}
-		ids := make([]string, len(res.Hits))
-		for i, h := range res.Hits {
+		next, full, err := x.fill(&page, plan, res.Hits, from)
+		if err != nil {
+			return page, err
+		}
+		if full {
+			if uint64(next) < res.Total && next < restarea.MaxSearchDepth {
+				page.NextCursor = encodeCursor(next)
+			}
+			return page, nil
+		}
+		from += len(res.Hits)
+		if uint64(from) >= res.Total {
+			return page, nil
+		}
+	}
+	if from < restarea.MaxSearchDepth {
+		page.NextCursor = encodeCursor(from)
+	}
+	return page, nil
+}
+
+// fill adds to page the hits the state shows and the filters keep, in
+// order, reading the state checkBatch hits at a time, until the page is
+// full. It returns the offset after the last hit used and whether the
+// page is full.
+func (x *Index) fill(page *restarea.SearchPage, plan Plan, hits search.DocumentMatchCollection, from int) (int, bool, error) {
+	q := plan.Query
+	for lo := 0; lo < len(hits); lo += checkBatch {
+		batch := hits[lo:min(lo+checkBatch, len(hits))]
+		ids := make([]string, len(batch))
+		for i, h := range batch {
 			ids[i] = h.ID
 		}
 		live, err := x.cfg.State.PublicEntries(ids)
 		if err != nil {
-			return page, err
+			return 0, false, err
 		}
 		var gone []string
-		for i, h := range res.Hits {
+		for i, h := range batch {
 			e, ok := live[h.ID]
 			if !ok {
 				gone = append(gone, h.ID)
@@ -92,29 +138,32 @@ func (x *Index) Search(ctx context.Context, q restarea.SearchQuery) (restarea.Se
 			if !matchesFilters(e, q) {
 				continue
 			}
-			parts := snippet(e.Body, bodySpans(h.Locations, len(e.Body)))
+			parts := snippet(e.Body, mergeSpans(matchSpans(e.Body, plan.Terms)))
 			page.Results = append(page.Results, restarea.SearchResult{
 				Entry: e, Score: h.Score, Parts: parts, Snippet: restarea.JoinSnippet(parts),
 			})
 			if len(page.Results) == q.Limit {
-				if next := from + i + 1; uint64(next) < res.Total && next <= maxOffset {
-					page.NextCursor = encodeCursor(next)
-				}
 				x.forget(gone) // the indexer removes those deleted, keeps the hidden
-				return page, nil
+				return from + lo + i + 1, true, nil
 			}
 		}
-		x.forget(gone) // the indexer removes those deleted, keeps the hidden
-		from += len(res.Hits)
-		scanned += len(res.Hits)
-		if uint64(from) >= res.Total {
-			return page, nil
-		}
+		x.forget(gone)
 	}
-	if from <= maxOffset {
-		page.NextCursor = encodeCursor(from)
+	return from + len(hits), false, nil
+}
+
+// searchFailed turns a failed bleve search into the answer: cancelled by
+// the client, stopped at maxQueryTime, or an internal failure.
+func searchFailed(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return restarea.Errorf(restarea.CodeUnavailable,
+			"the search took longer than %v on this node and was stopped; retry, or narrow the query (fewer common words, type, actor or since)",
+			maxQueryTime).WithRetryAfter(time.Second)
+	case ctx.Err() != nil:
+		return restarea.Errorf(restarea.CodeUnavailable, "search cancelled: %v", ctx.Err())
 	}
-	return page, nil
+	return restarea.Errorf(restarea.CodeInternal, "search failed: %v", err)
 }
 
 // waitFresh waits, at most freshWait, until the index has caught up with
@@ -215,7 +264,7 @@ func decodeCursor(c string) (int, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	s, ok := strings.CutPrefix(string(b), "o")
 	n, aerr := strconv.Atoi(s)
-	if err != nil || !ok || aerr != nil || n < 0 || n > maxOffset {
+	if err != nil || !ok || aerr != nil || n < 0 {
 		return 0, restarea.Errorf(restarea.CodeInvalidRequest, "cursor is not valid; pass next_cursor from a previous page of the same search")
 	}
 	return n, nil

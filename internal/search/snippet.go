@@ -6,8 +6,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2/search"
-
 	"github.com/restarea/restarea"
 )
 
@@ -19,19 +17,8 @@ const (
 
 type span struct{ start, end int }
 
-// bodySpans returns the byte ranges of the body that the query matched,
-// sorted and merged (CJK bigrams overlap), within a body of n bytes.
-func bodySpans(locs search.FieldTermLocationMap, n int) []span {
-	var out []span
-	for _, ls := range locs[fBody] {
-		for _, l := range ls {
-			s, e := int(l.Start), int(l.End)
-			if s < 0 || e > n || s >= e {
-				continue
-			}
-			out = append(out, span{s, e})
-		}
-	}
+// mergeSpans sorts spans and merges those that overlap (CJK bigrams do).
+func mergeSpans(out []span) []span {
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
 	merged := out[:0]
 	for _, s := range out {

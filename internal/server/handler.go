@@ -81,7 +81,8 @@ func Handler(n *node.Node, cfg Config) http.Handler {
 		}))
 		mux.Handle(console.Prefix, http.RedirectHandler(console.Prefix+"/", http.StatusSeeOther))
 	}
-	mux.Handle("/", web.New(web.Config{Service: n, Search: n, PublicURL: n.PublicURL(), Logger: log}))
+	mux.Handle("/", web.New(web.Config{Service: n, Search: n, PublicURL: n.PublicURL(), Logger: log,
+		TrustedProxies: cfg.TrustedProxies, IPv6SourceBits: cfg.IPv6SourceBits}))
 	return httpx.NoSniff(mux)
 }
 

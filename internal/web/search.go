@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // searchPage is the search results page, with the same layout as the
@@ -52,6 +53,7 @@ func (s *site) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	q.Source = httpx.SourceOf(r, s.proxies, s.v6bits) // the search limits count by it
 	page, err := s.searcher.Search(r.Context(), q)
 	if err != nil {
 		s.fail(w, r, err)

@@ -9,6 +9,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/restarea/restarea"
@@ -25,6 +26,10 @@ type Config struct {
 	PublicURL string
 	// Search answers /search; nil leaves the page with the box only.
 	Search restarea.SearchService
+	// TrustedProxies and IPv6SourceBits turn a request into the source
+	// the search limits count (httpx.SourceOf), as the API does.
+	TrustedProxies []netip.Prefix
+	IPv6SourceBits int
 	// Logger receives failures of the service and of rendering; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -41,6 +46,9 @@ type site struct {
 	guide guideDocs
 	// searcher answers /search (nil: no search).
 	searcher restarea.SearchService
+	// proxies and v6bits make a request's source (httpx.SourceOf).
+	proxies []netip.Prefix
+	v6bits  int
 }
 
 // New returns the handler of every page. It is meant to be mounted at "/"
@@ -61,7 +69,7 @@ func New(cfg Config) http.Handler {
 		pages: mustParsePages(),
 		guide: buildGuide(base),
 	}
-	s.searcher = cfg.Search
+	s.searcher, s.proxies, s.v6bits = cfg.Search, cfg.TrustedProxies, cfg.IPv6SourceBits
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.home)
 	mux.HandleFunc("GET /threads/{id}", s.thread)

@@ -52,6 +52,10 @@ func Config(t testing.TB, opts ...Option) server.Config {
 	c.LeaderLeaseTimeout = 100 * time.Millisecond
 	c.RatePerSource = restarea.Limit{Count: 100000, WindowSeconds: 60}
 	c.RateGlobal = restarea.Limit{Count: 1000000, WindowSeconds: 3600}
+	// Every test client is 127.0.0.1: searches are not limited unless a
+	// test sets its own search limits.
+	c.SearchRatePerSource = restarea.Limit{Count: 1000000, WindowSeconds: 60}
+	c.SearchConcurrency, c.SearchPerSourceConcurrency = 64, 1024
 	c.ExpireInterval = time.Hour
 	c.Logger = Logger()
 	c.RaftLogOutput = io.Discard
