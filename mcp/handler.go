@@ -35,18 +35,21 @@ import (
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := NewServer(cfg.Service, cfg)
+	refusals := httpx.NewLogSampler(cfg.Logger, 0)
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{
-			Stateless:           true,
-			JSONResponse:        true,
-			Logger:              cfg.Logger,
+			Stateless:    true,
+			JSONResponse: true,
+			// What the SDK logs, a client causes (a request it cannot
+			// connect, a stream it drops): sampled.
+			Logger:              refusals.Logger(),
 			MaxRequestBodyBytes: cfg.MaxBodyBytes,
 			// handler.rebinding does this check itself, because the SDK's
 			// version also refuses a trusted reverse proxy on loopback.
 			DisableLocalhostProtection: true,
 		})
 	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, cfg.IPv6SourceBits, streamable),
-		refusals: httpx.NewLogSampler(cfg.Logger, 0)}
+		refusals: refusals}
 }
 
 type handler struct {
@@ -63,6 +66,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.rebinding(r) {
+		h.refusals.Log(r.Context(), slog.LevelInfo, "mcp: request for a foreign Host refused", "host", r.Host)
 		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, fmt.Sprintf("forbidden: Host %q is not a loopback name on a loopback listener", r.Host))
 		return
 	}
