@@ -45,7 +45,7 @@ func (s *site) home(w http.ResponseWriter, r *http.Request) {
 	}
 	d := homeData{
 		frame:   frame{Title: "Recent threads", Canonical: s.base + "/", Feeds: []feedLink{siteFeedLink}},
-		Threads: shownAll(page.Threads),
+		Threads: markedAll(shownAll(page.Threads)),
 		Paged:   cursor != "",
 	}
 	if d.Paged {
@@ -134,6 +134,7 @@ func (s *site) thread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	v.Q, v.Replies = marked(v.Q), markedAll(v.Replies)
 	md := "/threads/" + id + ".md"
 	feed := threadFeedLink(id, v.Q.Title)
 	s.servePage(w, r, s.pages.thread, threadData{
@@ -170,7 +171,7 @@ func (s *site) reply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q, rep = shown(q), shown(rep)
+	q, rep = onPage(q), onPage(rep)
 	title := "Reply to " + q.Title
 	if rep.Title != "" {
 		title = rep.Title
