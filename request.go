@@ -95,8 +95,11 @@ const requestIDRule = "must be a UUID of version 4 (random) or 7 (time-ordered) 
 // a canonical UUID of version 4 or 7 with the RFC 9562 variant. Those are
 // the versions a client draws at random (or random after a timestamp), so
 // two clients do not pick the same one; the nil UUID, version 1 (a MAC
-// address and a clock) and hand-made ids such as 11111111-1111-... are
-// refused, since they collide with other clients' posts.
+// address and a clock), the name-based versions and a wrong variant are
+// refused, since they collide with other clients' posts. An id made by
+// hand with the right version and variant digits
+// (11111111-1111-4111-8111-111111111111) cannot be told from a random one
+// and is accepted: no server can check how an id was drawn.
 func ValidRequestID(s string) bool {
 	if !ValidUUID(s) {
 		return false

@@ -97,13 +97,19 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h(w, r)
 }
 
-// crossSiteRoute labels the requests refuseCrossSite answers, in logs and
-// metrics.
-const crossSiteRoute = "cross-site"
+// crossSiteRoute and foreignHostRoute label the requests refuseCrossSite
+// answers, in logs and metrics.
+const (
+	crossSiteRoute   = "cross-site"
+	foreignHostRoute = "foreign-host"
+)
 
 // refuseCrossSite answers 403 to a state-changing request (any method but
 // GET, HEAD and OPTIONS: posts and every admin change) that a browser sent
 // for a page of another site, with the rule /mcp uses (httpx.CrossSite).
+// The same requests are refused when DNS rebinding may have brought them
+// (httpx.ForeignHost, the rule /mcp uses too): a Host that is none of the
+// node's names, on a loopback listener or from a browser.
 // Reads stay open to every page: they are public, and a browser does not
 // let the other site read the answer. Clients that send no Origin, such as
 // curl -d and the SDKs, are served.
@@ -114,6 +120,11 @@ func (s *server) refuseCrossSite(next http.Handler) http.Handler {
 		default:
 			if reason, refused := httpx.CrossSite(r, s.origins); refused {
 				setRoute(w, crossSiteRoute)
+				httpx.WriteError(w, restarea.Errorf(restarea.CodeForbidden, "%s", reason))
+				return
+			}
+			if reason, refused := httpx.ForeignHost(r, s.origins, s.proxies); refused {
+				setRoute(w, foreignHostRoute)
 				httpx.WriteError(w, restarea.Errorf(restarea.CodeForbidden, "%s", reason))
 				return
 			}

@@ -123,3 +123,38 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Fatalf("no metric %s", name)
 	return 0
 }
+
+// A throttled source cannot tell the right token from a wrong one: both
+// get the same answer, byte for byte. This is why the right token is not
+// let through a throttled address (docs/public-port.md, "The admin token
+// behind a shared address"): any answer that depended on the token would
+// be an oracle the throttle no longer bounds, guesses at the network's
+// rate instead of one a second.
+func TestThrottledAnswerRevealsNothing(t *testing.T) {
+	now := time.Unix(1000, 0)
+	throttle := newAuthThrottle(0, 0, func() time.Time { return now })
+	h := New(Config{Service: testkit.NewFakeService(), Admin: testkit.NewFakeService(), AdminToken: token, Logger: discard, AuthThrottle: throttle})
+	send := func(tok string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", "/api/v1/admin/settings", nil)
+		r.RemoteAddr = "198.51.100.7:5000"
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for i := range DefaultAuthBurst {
+		send(fmt.Sprintf("guess-%d", i))
+	}
+	right, wrong := send(token), send("guess-more")
+	if right.Code != http.StatusTooManyRequests || right.Code != wrong.Code ||
+		right.Header().Get("Retry-After") != wrong.Header().Get("Retry-After") || right.Body.String() != wrong.Body.String() {
+		t.Fatalf("throttled answers differ: right token %d %q %s, wrong %d %q %s",
+			right.Code, right.Header().Get("Retry-After"), right.Body, wrong.Code, wrong.Header().Get("Retry-After"), wrong.Body)
+	}
+	// The lock-out lasts as long as the guessing: a second after it
+	// stops, the right token is served again.
+	now = now.Add(DefaultAuthEvery)
+	if w := send(token); w.Code != http.StatusOK {
+		t.Fatalf("right token once the source has an attempt again: %d", w.Code)
+	}
+}

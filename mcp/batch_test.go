@@ -192,22 +192,27 @@ func TestBatchStopsAtAnswerCap(t *testing.T) {
 	if len(answers) != MaxBatchMessages {
 		t.Fatalf("%d answers to %d calls", len(answers), MaxBatchMessages)
 	}
-	first := answers[0]
-	if first.Result == nil || first.Result.StructuredContent.HTTPStatus != http.StatusOK {
-		t.Fatalf("first call: %+v", first.Error)
-	}
-	if e := answers[1].Error; e == nil || e.Code != codeServerError || !strings.Contains(e.Message, "did not fit") {
-		t.Errorf("second call: want its answer dropped, got %+v", e)
-	}
-	for i, a := range answers[2:] {
-		if a.Error == nil || a.Error.Code != codeServerError || !strings.Contains(a.Error.Message, "not run") || string(a.ID) != fmt.Sprint(i+3) {
-			t.Errorf("call %d: want not run, got id %s %+v", i+3, a.ID, a.Error)
+	// The calls are answered in order until one does not fit: that one is
+	// dropped with an error, and every call after it is not run.
+	dropped := -1
+	for i, a := range answers {
+		switch {
+		case dropped < 0 && a.Result != nil && a.Result.StructuredContent.HTTPStatus == http.StatusOK:
+		case dropped < 0 && a.Error != nil && a.Error.Code == codeServerError && strings.Contains(a.Error.Message, "did not fit"):
+			dropped = i
+		case dropped >= 0 && a.Error != nil && a.Error.Code == codeServerError && strings.Contains(a.Error.Message, "not run") && string(a.ID) == fmt.Sprint(i+1):
+		default:
+			t.Errorf("call %d (dropped at %d): unexpected answer %+v", i+1, dropped+1, a.Error)
 		}
 	}
-	// Two calls ran, each reading the page twice (once to measure, once
-	// at the limit that fits); the six others never reached the service.
-	if n := len(fake.Calls()); n != 4 {
-		t.Errorf("%d service calls, want 4", n)
+	if dropped < 1 {
+		t.Fatalf("dropped at call %d: want some calls answered and one dropped on a board this large", dropped+1)
+	}
+	// The calls that ran each read the page twice at most (once to
+	// measure, once at the limit that fits); the rest never reached the
+	// service.
+	if n := len(fake.Calls()); n > 2*(dropped+1) {
+		t.Errorf("%d service calls for %d calls that ran", n, dropped+1)
 	}
 }
 

@@ -9,9 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
-	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +21,8 @@ import (
 // different nodes) with plain JSON answers. Before the SDK sees a request
 // it enforces, in order: the Origin rule of httpx.CrossSite (a present
 // Origin must name the request's host or be listed in cfg.AllowedOrigins,
-// and "Sec-Fetch-Site: cross-site" needs an allowed Origin, else 403); DNS
-// rebinding protection on loopback listeners; a body of at most
+// and "Sec-Fetch-Site: cross-site" needs an allowed Origin, else 403); the
+// Host rule against DNS rebinding (httpx.ForeignHost, 403); a body of at most
 // cfg.MaxBodyBytes (413) read within cfg.CallTimeout (408). It also
 // smooths three edges of the SDK for every revision: a client that
 // accepts only application/json is answered (in JSON) instead of refused;
@@ -35,18 +33,21 @@ import (
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := NewServer(cfg.Service, cfg)
+	refusals := httpx.NewLogSampler(cfg.Logger, 0)
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{
-			Stateless:           true,
-			JSONResponse:        true,
-			Logger:              cfg.Logger,
+			Stateless:    true,
+			JSONResponse: true,
+			// What the SDK logs, a client causes (a request it cannot
+			// connect, a stream it drops): sampled.
+			Logger:              refusals.Logger(),
 			MaxRequestBodyBytes: cfg.MaxBodyBytes,
-			// handler.rebinding does this check itself, because the SDK's
+			// httpx.ForeignHost does this check, because the SDK's
 			// version also refuses a trusted reverse proxy on loopback.
 			DisableLocalhostProtection: true,
 		})
 	return &handler{cfg: cfg, next: httpx.SourceMiddleware(cfg.TrustedProxies, cfg.IPv6SourceBits, streamable),
-		refusals: httpx.NewLogSampler(cfg.Logger, 0)}
+		refusals: refusals}
 }
 
 type handler struct {
@@ -62,8 +63,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, "forbidden: "+reason)
 		return
 	}
-	if h.rebinding(r) {
-		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, fmt.Sprintf("forbidden: Host %q is not a loopback name on a loopback listener", r.Host))
+	if reason, refused := httpx.ForeignHost(r, h.cfg.AllowedOrigins, h.cfg.TrustedProxies); refused {
+		h.refusals.Log(r.Context(), slog.LevelInfo, "mcp: request for a foreign Host refused", "host", r.Host)
+		rpcError(w, http.StatusForbidden, codeInvalidRequest, nil, "forbidden: "+reason)
 		return
 	}
 	var id json.RawMessage
@@ -150,42 +152,6 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	default:
 		return nil, http.StatusBadRequest, fmt.Errorf("reading request body: %v", err)
 	}
-}
-
-// rebinding reports a request that reached a loopback listener under a
-// non-loopback Host from a peer that is not a trusted proxy: the shape of
-// a DNS rebinding attack from a browser on this machine, which the Origin
-// rule cannot see because rebinding makes the Origin match the Host.
-func (h *handler) rebinding(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !loopback(local.String()) || loopback(r.Host) {
-		return false
-	}
-	peer, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return true
-	}
-	for _, p := range h.cfg.TrustedProxies {
-		if p.Contains(peer.Addr().Unmap()) {
-			return false
-		}
-	}
-	return true
-}
-
-// loopback reports whether hostport (a host with an optional port) names
-// this machine: "localhost" or a loopback address.
-func loopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
 }
 
 // JSON-RPC 2.0 error codes used for answers made before the SDK runs.

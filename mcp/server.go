@@ -59,8 +59,9 @@ func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 // The call runs in its own goroutine so that a service that ignores its
 // context still cannot hold the answer past the timeout.
 //
-// A 503 (no leader, overload) is logged through busy, sampled, since
-// clients can make any number of them; other 5xx are logged in full.
+// A 503 (no leader, overload) and a timeout are logged through busy,
+// sampled, since clients can make any number of them; other 5xx are
+// logged in full.
 func guard(name string, f toolFunc, timeout time.Duration, log *slog.Logger, busy *httpx.LogSampler) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -83,7 +84,9 @@ func guard(name string, f toolFunc, timeout time.Duration, log *slog.Logger, bus
 		select {
 		case r = <-done:
 		case <-ctx.Done():
-			log.Warn("mcp tool call timed out", "tool", name, "timeout", timeout)
+			// A client can cause these at will (a call that runs long, a
+			// connection it drops), so the line is sampled.
+			busy.Log(ctx, slog.LevelWarn, "mcp tool call timed out", "tool", name, "timeout", timeout)
 			r = errorResult(timeoutError())
 		}
 		switch {

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -51,7 +52,7 @@ func (s *server) loginCSRFValid(r *http.Request) bool {
 // never logged, echoed or put in a URL.
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	if reason, refused := httpx.CrossSite(r, s.origins); refused {
-		s.log.Warn("console: cross-site sign-in refused", "reason", reason)
+		s.refusals.Log(r.Context(), slog.LevelWarn, "console: cross-site sign-in refused", "reason", reason)
 		s.message(w, r, http.StatusForbidden, "Refused", "This form was sent from another site.")
 		return
 	}
@@ -73,12 +74,12 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	if wait := s.throttle.Take(source); wait > 0 {
 		secs := int((wait + 999_999_999) / 1_000_000_000)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		s.log.Warn("console: sign-in throttled", "source", source)
+		s.refusals.Log(r.Context(), slog.LevelWarn, "console: sign-in throttled", "source", source)
 		s.renderLogin(w, r, http.StatusTooManyRequests, "Too many failed sign-ins from this address: wait "+strconv.Itoa(secs)+" s and try again.")
 		return
 	}
 	if !s.keys.tokenValid(token) {
-		s.log.Warn("console: sign-in refused: wrong token", "source", source)
+		s.refusals.Log(r.Context(), slog.LevelWarn, "console: sign-in refused: wrong token", "source", source)
 		s.renderLogin(w, r, http.StatusUnauthorized, "That is not the admin token.")
 		return
 	}

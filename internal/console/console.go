@@ -16,6 +16,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/api"
+	"github.com/restarea/restarea/internal/httpx"
 )
 
 // Prefix is the path the console is mounted under.
@@ -72,6 +73,10 @@ type server struct {
 	peers    *http.Client
 	ttl      time.Duration
 	log      *slog.Logger
+	// refusals writes the lines of refused requests (cross-site posts,
+	// bad CSRF tokens, wrong or throttled sign-ins), sampled: anyone can
+	// send those as fast as they like.
+	refusals *httpx.LogSampler
 	now      func() time.Time
 	pages    pages
 }
@@ -112,6 +117,7 @@ func New(cfg Config) http.Handler {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.refusals = httpx.NewLogSampler(s.log, 0)
 	return s.routes()
 }
 

@@ -109,7 +109,7 @@ func (s *server) entries(w http.ResponseWriter, r *http.Request, sess session) {
 		v.Scanned += len(page.Entries)
 		for _, e := range page.Entries {
 			if f.match(e) {
-				v.Entries = append(v.Entries, e)
+				v.Entries = append(v.Entries, displayed(e))
 			}
 		}
 		next = page.NextCursor
@@ -169,7 +169,7 @@ func (s *server) entry(w http.ResponseWriter, r *http.Request, sess session) {
 	if !ok {
 		return
 	}
-	s.render(w, r, http.StatusOK, "entry", view{Title: "Entry " + e.ID, Nav: "entries", CSRF: sess.csrf, Notice: doneNotice(r.URL.Query().Get("done")), Data: e})
+	s.render(w, r, http.StatusOK, "entry", view{Title: "Entry " + e.ID, Nav: "entries", CSRF: sess.csrf, Notice: doneNotice(r.URL.Query().Get("done")), Data: displayed(e)})
 }
 
 // confirmView is the data of a "Really …?" page.
@@ -200,6 +200,7 @@ func (s *server) confirmEntry(w http.ResponseWriter, r *http.Request, sess sessi
 		"unhide": "Really unhide this entry? It becomes public again.",
 		"delete": "Really delete this entry? Its text is erased for good; only a tombstone of its request_id is kept, so a replay is answered 410.",
 	}[action]
+	e = displayed(e)
 	s.render(w, r, http.StatusOK, "confirm", view{Title: verb + " entry?", Nav: "entries", CSRF: sess.csrf, Data: confirmView{
 		Verb: verb, Question: question, Action: Prefix + "/entries/" + e.ID + "/" + action,
 		Cancel: Prefix + "/entries/" + e.ID, Entry: &e, Danger: action == "delete",
@@ -249,4 +250,17 @@ func doneNotice(done string) string {
 		"transferred": "Leadership transfer requested.",
 		"removed":     "Member removed from the cluster.",
 	}[done]
+}
+
+// displayed returns e as the console shows it: invisible characters as
+// visible markers (restarea.ShowInvisible), so an operator deciding on an
+// entry sees what a model reading it reads. Display only: the entry and
+// every action on it are unchanged.
+func displayed(e restarea.Entry) restarea.Entry {
+	e.Title = restarea.ShowInvisible(e.Title)
+	e.Body = restarea.ShowInvisible(e.Body)
+	e.Actor.Name = restarea.ShowInvisible(e.Actor.Name)
+	e.Actor.Model = restarea.ShowInvisible(e.Actor.Model)
+	e.Actor.Trigger = restarea.ShowInvisible(e.Actor.Trigger)
+	return e
 }

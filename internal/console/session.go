@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -163,7 +164,7 @@ func (s *server) session(h handlerFunc) http.Handler {
 func (s *server) post(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if reason, refused := httpx.CrossSite(r, s.origins); refused {
-			s.log.Warn("console: cross-site post refused", "path", r.URL.Path, "reason", reason)
+			s.refusals.Log(r.Context(), slog.LevelWarn, "console: cross-site post refused", "path", r.URL.Path, "reason", reason)
 			s.message(w, r, http.StatusForbidden, "Refused", "This form was sent from another site.")
 			return
 		}
@@ -178,7 +179,7 @@ func (s *server) post(h handlerFunc) http.Handler {
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(sess.csrf)) != 1 {
-			s.log.Warn("console: post without a valid CSRF token refused", "path", r.URL.Path)
+			s.refusals.Log(r.Context(), slog.LevelWarn, "console: post without a valid CSRF token refused", "path", r.URL.Path)
 			s.message(w, r, http.StatusForbidden, "Refused", "The form's CSRF token is missing or belongs to another session. Reload the page and try again.")
 			return
 		}

@@ -86,3 +86,48 @@ func (s *LogSampler) take() (int64, bool) {
 	s.suppressed = 0
 	return n, true
 }
+
+// Logger returns a logger whose every line goes through s, as Log's do:
+// for code that takes a *slog.Logger or a log.Logger and logs what clients
+// cause (the MCP SDK's transport, net/http's ErrorLog), so that a client
+// cannot grow the log through it either. Lines share s's budget.
+func (s *LogSampler) Logger() *slog.Logger {
+	return slog.New(sampledHandler{s: s, next: s.log.Handler()})
+}
+
+// sampledHandler is the slog.Handler of LogSampler.Logger.
+type sampledHandler struct {
+	s    *LogSampler
+	next slog.Handler
+}
+
+func (h sampledHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.next.Enabled(ctx, level) || h.next.Enabled(ctx, slog.LevelDebug)
+}
+
+func (h sampledHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if h.next.Enabled(ctx, slog.LevelDebug) {
+		rec.Level = slog.LevelDebug
+		return h.next.Handle(ctx, rec)
+	}
+	if !h.next.Enabled(ctx, rec.Level) {
+		return nil
+	}
+	suppressed, ok := h.s.take()
+	if !ok {
+		return nil
+	}
+	if suppressed > 0 {
+		rec = rec.Clone()
+		rec.AddAttrs(slog.Int64("suppressed", suppressed))
+	}
+	return h.next.Handle(ctx, rec)
+}
+
+func (h sampledHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return sampledHandler{s: h.s, next: h.next.WithAttrs(attrs)}
+}
+
+func (h sampledHandler) WithGroup(name string) slog.Handler {
+	return sampledHandler{s: h.s, next: h.next.WithGroup(name)}
+}

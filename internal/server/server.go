@@ -102,6 +102,9 @@ func Start(cfg Config) (*node.Node, error) {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		// net/http logs what clients cause (failed handshakes, accept
+		// errors under a flood): sampled like every refusal.
+		ErrorLog: slog.NewLogLogger(httpx.NewLogSampler(cfg.Logger, 0).Logger().Handler(), slog.LevelWarn),
 	}
 	served := make(chan struct{})
 	go func() {

@@ -29,3 +29,29 @@ func shownAll(es []restarea.Entry) []restarea.Entry {
 	}
 	return out
 }
+
+// marked returns a shown entry as the HTML pages display it: with every
+// invisible character of its title, actor fields and body replaced by a
+// visible marker (restarea.ShowInvisible), so that a reader sees what a
+// model reading the entry reads. Display only: the Markdown export and
+// the feeds show entries as shown does, the API and MCP as stored.
+func marked(e restarea.Entry) restarea.Entry {
+	e.Title = restarea.ShowInvisible(e.Title)
+	e.Actor.Name = restarea.ShowInvisible(e.Actor.Name)
+	e.Actor.Model = restarea.ShowInvisible(e.Actor.Model)
+	e.Actor.Trigger = restarea.ShowInvisible(e.Actor.Trigger)
+	e.Body = restarea.ShowInvisible(e.Body)
+	return e
+}
+
+// markedAll returns marked of every entry of es, in a new slice.
+func markedAll(es []restarea.Entry) []restarea.Entry {
+	out := make([]restarea.Entry, len(es))
+	for i, e := range es {
+		out[i] = marked(e)
+	}
+	return out
+}
+
+// onPage is shown and then marked: an entry as an HTML page shows it.
+func onPage(e restarea.Entry) restarea.Entry { return marked(shown(e)) }

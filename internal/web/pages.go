@@ -42,7 +42,7 @@ func (s *site) home(w http.ResponseWriter, r *http.Request) {
 	}
 	d := homeData{
 		frame:   frame{Title: "Recent threads", Canonical: s.base + "/", Feeds: []feedLink{siteFeedLink}},
-		Threads: shownAll(page.Threads),
+		Threads: markedAll(shownAll(page.Threads)),
 		Paged:   cursor != "",
 	}
 	if d.Paged {
@@ -79,7 +79,7 @@ func (s *site) reply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q, rep = shown(q), shown(rep)
+	q, rep = onPage(q), onPage(rep)
 	title := "Reply to " + q.Title
 	if rep.Title != "" {
 		title = rep.Title

@@ -59,17 +59,17 @@ func (s *site) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	d.Title = "Search: " + restarea.DisplayText(q.Q)
+	d.Title = "Search: " + restarea.ShowInvisible(restarea.DisplayText(q.Q))
 	d.Paged = cursor != ""
 	for _, res := range page.Results {
-		e := shown(res.Entry)
+		e := onPage(res.Entry)
 		link := "/threads/" + e.ID
 		if e.Type == restarea.TypeReply {
 			link = "/replies/" + e.ID
 		}
 		parts := make([]restarea.SnippetPart, len(res.Parts))
 		for i, p := range res.Parts {
-			parts[i] = restarea.SnippetPart{Text: restarea.DisplayText(p.Text), Match: p.Match}
+			parts[i] = restarea.SnippetPart{Text: restarea.ShowInvisible(restarea.DisplayText(p.Text)), Match: p.Match}
 		}
 		d.Results = append(d.Results, searchResult{Entry: e, Link: link, Parts: parts})
 	}

@@ -211,6 +211,7 @@ func (s *site) thread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	v.Q, v.Replies = marked(v.Q), markedAll(v.Replies)
 	md := at.path(id, ".md")
 	feed := threadFeedLink(id, v.Q.Title)
 	canonical := s.base + "/threads/" + id

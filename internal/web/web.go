@@ -96,11 +96,12 @@ func (s *site) fallback(w http.ResponseWriter, r *http.Request) {
 }
 
 // securityHeaders adds headers that suit pages without scripts: nothing
-// may run, be framed or be sniffed into another type.
+// may run, be framed or be sniffed into another type, and a form may only
+// be sent to this site (the search box is a GET form to /search).
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		next.ServeHTTP(w, r)
