@@ -101,7 +101,7 @@ func (a *Admin) nodeView(ctx context.Context, v *NodeView) {
 	}
 	if !a.c.opts.AllowPlainHTTP {
 		if err := checkPlainHTTP(base); err != nil {
-			v.Error = "not asked: its URL is plain http:// beyond loopback, and the admin token would cross the network in clear (serve it over https://, or allow plain http: restarea admin --insecure)"
+			v.Error = "not asked: plain http:// beyond loopback would send the token in clear (use https://, or --insecure)"
 			return
 		}
 	}
