@@ -320,7 +320,17 @@ func checkDNSName(name string) error {
 	if len(name) > 253 {
 		return errors.New("a DNS name is at most 253 characters")
 	}
-	for _, label := range strings.Split(name, ".") {
+	labels := strings.Split(name, ".")
+	if labels[0] == "*" {
+		// A wildcard stands for exactly one leftmost label (RFC 6125
+		// §6.4.3, as Go and browsers verify it), and never for a whole
+		// registered domain: *.peers.example, not *.example.
+		if len(labels) < 3 {
+			return errors.New("a wildcard needs at least two labels after it, as in *.peers.example.org")
+		}
+		labels = labels[1:]
+	}
+	for _, label := range labels {
 		if label == "" || len(label) > 63 {
 			return errors.New("each dot-separated label must be 1-63 characters")
 		}
@@ -329,7 +339,7 @@ func checkDNSName(name string) error {
 		}
 		for _, c := range label {
 			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return fmt.Errorf("%q is not allowed in a DNS name (letters, digits, '-' and '.' only)", c)
+				return fmt.Errorf("%q is not allowed in a DNS name (letters, digits, '-' and '.' only, and '*' as the whole first label)", c)
 			}
 		}
 	}

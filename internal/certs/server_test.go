@@ -89,3 +89,30 @@ func TestIssueServerChain(t *testing.T) {
 		t.Errorf("a certificate signed by a root carries a chain of %d", len(c.Chain))
 	}
 }
+
+// A wildcard names one leftmost label of a domain of at least two labels:
+// the pods behind a headless Service share one certificate.
+func TestWildcardHost(t *testing.T) {
+	dns, _, err := certs.ParseHosts([]string{"*.restarea-peers.default.svc.cluster.local"})
+	if err != nil || len(dns) != 1 {
+		t.Fatalf("wildcard: %v %v", dns, err)
+	}
+	for _, bad := range []string{"*.example", "*", "a.*.example.org", "**.example.org", "x*.example.org"} {
+		if _, _, err := certs.ParseHosts([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	ca, err := certs.NewCA("wildcard CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ca.IssueServer(certs.NodeRequest{Name: "web", Hosts: []string{"*.peers.example.org"}, Lifetime: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	if _, err := c.Cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: "node-0.peers.example.org"}); err != nil {
+		t.Errorf("the wildcard certificate does not verify for a pod's name: %v", err)
+	}
+}
