@@ -61,15 +61,23 @@ func NewAdmin(token string, opts Options) (*Admin, error) {
 	if strings.ContainsAny(token, "\r\n") {
 		return nil, errors.New("client: the admin token must be one line")
 	}
-	base := http.DefaultTransport
+	if !opts.AllowPlainHTTP {
+		for _, srv := range opts.Servers {
+			if err := checkPlainHTTP(strings.TrimSpace(srv)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	base := opts.transport()
 	hc := &http.Client{}
 	if opts.HTTPClient != nil {
 		*hc = *opts.HTTPClient
+		base = http.DefaultTransport
 		if hc.Transport != nil {
 			base = hc.Transport
 		}
 	}
-	hc.Transport = bearer{token: token, base: base}
+	hc.Transport = bearer{token: token, base: base, allowPlain: opts.AllowPlainHTTP}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	opts.HTTPClient, opts.Journal = hc, nil
 	c, err := New(opts)
@@ -79,13 +87,24 @@ func NewAdmin(token string, opts Options) (*Admin, error) {
 	return &Admin{c: c}, nil
 }
 
-// bearer adds the Authorization header to every request.
+// bearer adds the Authorization header to every request, and refuses to
+// send it in clear beyond loopback unless allowed: the last guard, whatever
+// URL a request was built from.
 type bearer struct {
-	token string
-	base  http.RoundTripper
+	token      string
+	base       http.RoundTripper
+	allowPlain bool
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !b.allowPlain {
+		if err := checkPlainHTTP(r.URL.String()); err != nil {
+			if r.Body != nil {
+				r.Body.Close() // a RoundTripper closes the body, even on error
+			}
+			return nil, err
+		}
+	}
 	r = r.Clone(r.Context()) // a RoundTripper must not change its request
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)

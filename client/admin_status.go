@@ -99,6 +99,12 @@ func (a *Admin) nodeView(ctx context.Context, v *NodeView) {
 		v.Error = fmt.Sprintf("recorded URL %q is not http(s)", v.URL)
 		return
 	}
+	if !a.c.opts.AllowPlainHTTP {
+		if err := checkPlainHTTP(base); err != nil {
+			v.Error = "not asked: plain http:// beyond loopback would send the token in clear (use https://, or --insecure)"
+			return
+		}
+	}
 	ans := a.c.do(ctx, base, http.MethodGet, "/api/v1/cluster", nil, nil)
 	switch {
 	case ans.lost != nil:

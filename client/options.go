@@ -1,6 +1,8 @@
 package client
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"time"
@@ -29,6 +31,16 @@ type Options struct {
 	// follow redirects and has no overall timeout (AttemptTimeout bounds
 	// each request instead).
 	HTTPClient *http.Client
+	// RootCAs verifies https:// servers when HTTPClient is nil (a private
+	// CA's certificate added to the system's roots, for instance); nil
+	// means the system's roots.
+	RootCAs *x509.CertPool
+	// AllowPlainHTTP lets an Admin send its token over plain http:// to a
+	// host beyond loopback. Without it NewAdmin refuses such a server
+	// (ErrPlainHTTP) and an Admin never sends the token to such a URL,
+	// member URLs included: the token would cross the network in clear.
+	// Clients that carry no token (New) are not concerned.
+	AllowPlainHTTP bool
 	// MaxAttempts bounds the post requests of one Post, and separately the
 	// requests of one read (or one read-back page).
 	MaxAttempts int
@@ -54,7 +66,7 @@ func (o Options) withDefaults() Options {
 	if o.HTTPClient == nil {
 		// Redirects are not followed: net/http turns a POST into a GET on
 		// 301–303, which would lose the post while looking like an answer.
-		o.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		o.HTTPClient = &http.Client{Transport: o.transport(), CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}
 	}
@@ -80,4 +92,15 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// transport is the round tripper of a default HTTP client: net/http's,
+// trusting RootCAs when they are set.
+func (o Options) transport() http.RoundTripper {
+	if o.RootCAs == nil {
+		return http.DefaultTransport
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12}
+	return tr
 }

@@ -26,7 +26,7 @@ var (
 func (n *Node) startCluster() {
 	n.peers = &cluster.Client{
 		Internal: n.mux.HTTPClient(0),
-		Public:   &http.Client{Timeout: 10 * time.Second},
+		Public:   n.PeerHTTPClient(10 * time.Second),
 		Secret:   n.cfg.ClusterSecret,
 	}
 	n.intSrv = cluster.NewInternalServer(cluster.InternalHandler(n, n.guard))
@@ -35,6 +35,17 @@ func (n *Node) startCluster() {
 		n.wg.Add(1)
 		go n.formOrJoin()
 	}
+}
+
+// PeerHTTPClient returns a client for other nodes' public ports, bounded
+// by timeout per request: it verifies their https:// certificates with
+// Config.PublicClientTLS (the system's roots when nil).
+func (n *Node) PeerHTTPClient(timeout time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if n.cfg.PublicClientTLS != nil {
+		tr.TLSClientConfig = n.cfg.PublicClientTLS.Clone()
+	}
+	return &http.Client{Timeout: timeout, Transport: tr}
 }
 
 // JoinHandler serves the join protocol's endpoints on the public port

@@ -40,6 +40,14 @@ type Config struct {
 	ClusterSecret []byte
 	// TLS, when set, turns on mutual TLS for raft and the internal channel.
 	TLS *tls.Config
+	// HTTPS says the public port serves HTTPS (internal/server terminates
+	// TLS there): the node's own URL, and so the default AdvertiseURL and
+	// PublicURL, then start with https://.
+	HTTPS bool
+	// PublicClientTLS verifies other nodes' public ports when this node
+	// calls them over https:// (joining, forming a cluster, the console's
+	// view of the members); nil → the system's roots.
+	PublicClientTLS *tls.Config
 	// Faults, when set, lets tests and chaos runs isolate this node.
 	Faults *transport.Faults
 	// FSMFault deliberately breaks the state machine (tests of the chaos
@@ -68,7 +76,7 @@ type Config struct {
 	// PublicURL is the base of entry urls, the same on every node.
 	PublicURL string
 	// AdvertiseURL is this node's own HTTP base URL as other nodes and
-	// operators reach it ("" → http://HTTPAddr).
+	// operators reach it ("" → http://HTTPAddr, https:// with HTTPS).
 	AdvertiseURL string
 
 	// RatePerSource and RateGlobal seed the replicated settings; an

@@ -309,8 +309,14 @@ func (n *Node) HTTPAddr() string { return n.cfg.HTTPAddr }
 // RaftAddr returns the raft address other nodes dial.
 func (n *Node) RaftAddr() string { return string(n.tr.LocalAddr()) }
 
-// URL returns the base URL of this node's HTTP server.
-func (n *Node) URL() string { return "http://" + n.HTTPAddr() }
+// URL returns the base URL of this node's HTTP server: https:// when its
+// public port serves HTTPS (Config.HTTPS), http:// otherwise.
+func (n *Node) URL() string {
+	if n.cfg.HTTPS {
+		return "https://" + n.HTTPAddr()
+	}
+	return "http://" + n.HTTPAddr()
+}
 
 // AdvertiseURL is this node's own base URL as others reach it.
 func (n *Node) AdvertiseURL() string {

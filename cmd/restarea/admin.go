@@ -55,6 +55,9 @@ flags of every command:
   --server URL[,URL...]   nodes, tried in turn (env RESTAREA_SERVER)
   --admin-token T         the admin bearer token, at least 16 bytes (env RESTAREA_ADMIN_TOKEN)
   --admin-token-file F    read the token from F instead (keeps it out of ps)
+  --ca FILE               trust this CA (PEM), besides the system's roots, for https:// servers (env RESTAREA_CA)
+  --insecure              allow plain http:// to servers and members beyond loopback (the token then
+                          crosses the network in clear); refused without it
   --output table|json     json: the API's data as one JSON document (default table)
   --timeout D             give up on a request after D (default 30s; backup 10m)
   -v                      log every failover to standard error
@@ -139,6 +142,8 @@ func subNames(group map[string]adminLeaf) []string {
 type adminFlags struct {
 	name                      string
 	servers, token, tokenFile string
+	ca                        string
+	insecure                  bool
 	output                    string
 	timeout                   time.Duration
 	verbose                   bool
@@ -156,6 +161,8 @@ func newAdminFlags(name, synopsis string) *adminFlags {
 	f.fs.StringVar(&f.servers, "server", "", "comma-separated base URLs of cluster nodes, tried in turn (env RESTAREA_SERVER)")
 	f.fs.StringVar(&f.token, "admin-token", "", "admin bearer token, at least 16 bytes (env RESTAREA_ADMIN_TOKEN)")
 	f.fs.StringVar(&f.tokenFile, "admin-token-file", "", "file holding the admin token (keeps it out of ps)")
+	f.fs.StringVar(&f.ca, "ca", "", "PEM CA certificate trusted, besides the system's roots, for https:// servers (env RESTAREA_CA)")
+	f.fs.BoolVar(&f.insecure, "insecure", false, "allow plain http:// to servers and member URLs beyond loopback: the admin token then crosses the network in clear")
 	f.fs.StringVar(&f.output, "output", "table", "table or json (the API's data as one JSON document)")
 	f.fs.DurationVar(&f.timeout, "timeout", 0, "give up on a request after this long (default 30s; backup 10m)")
 	f.fs.BoolVar(&f.verbose, "v", false, "log every failover to standard error")
@@ -192,6 +199,11 @@ func (f *adminFlags) parse(args []string, wantArgs int) (pos []string, code int,
 	}
 	if v, ok := os.LookupEnv("RESTAREA_ADMIN_TOKEN"); ok && !set["admin-token"] && !set["admin-token-file"] {
 		f.token = v
+	}
+	// --insecure is never read from the environment: sending the token in
+	// clear is decided on the command line, where it can be seen.
+	if v, ok := os.LookupEnv("RESTAREA_CA"); ok && !set["ca"] {
+		f.ca = v
 	}
 	switch {
 	case len(pos) != wantArgs:
@@ -241,13 +253,25 @@ func (f *adminFlags) admin() (*client.Admin, bool) {
 	if f.timeout < attempt {
 		attempt = f.timeout
 	}
+	roots, err := loadCA(f.ca)
+	if err != nil {
+		f.usage("%v", err)
+		return nil, false
+	}
 	a, err := client.NewAdmin(string(token), client.Options{
 		Servers: servers, Deadline: f.timeout, AttemptTimeout: attempt,
+		RootCAs: roots, AllowPlainHTTP: f.insecure,
 		// Three rounds over the servers: enough to ride out an election,
 		// few enough that a dead cluster is reported within the timeout.
 		MaxAttempts: 3 * len(servers),
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	})
+	if errors.Is(err, client.ErrPlainHTTP) {
+		f.usage("refused, nothing was sent: %s (anyone on the path could read it and run every admin command). "+
+			"Serve the public port over HTTPS (restarea serve --http-tls-cert, --http-tls-key; 'restarea tls http' issues them) "+
+			"and use https:// here, with --ca for a private CA; or give --insecure to send the token in clear anyway", err)
+		return nil, false
+	}
 	if err != nil {
 		f.usage("%s", strings.TrimPrefix(err.Error(), "client: "))
 		return nil, false

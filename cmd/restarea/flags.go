@@ -1,10 +1,13 @@
 package main
 
 import (
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/restarea/restarea/internal/certs"
 )
 
 // envFlags lets every flag of fs also be set by an environment variable:
@@ -38,4 +41,17 @@ func parseFlags(fs *flag.FlagSet, args []string) bool {
 		return false
 	}
 	return true
+}
+
+// loadCA returns the roots of a --ca flag: the system's plus the
+// certificates in file; nil (the system's alone) when file is "".
+func loadCA(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pool, err := certs.LoadPool(file)
+	if err != nil {
+		return nil, fmt.Errorf("--ca: %s", strings.TrimPrefix(err.Error(), "certs: "))
+	}
+	return pool, nil
 }

@@ -27,8 +27,9 @@ func runGet(args []string) int {
 	asJSON := fs.Bool("json", false, `print {"thread": ..., "replies": [...]} as JSON`)
 	strong := fs.Bool("strong", false, "read through the leader (linearizable)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per read: give up after this long")
+	ca := fs.String("ca", "", "PEM CA certificate trusted, besides the system's roots, for https:// servers (env RESTAREA_CA)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: restarea get [--server URL[,URL...]] [--json] [--strong] THREAD_ID")
+		fmt.Fprintln(fs.Output(), "usage: restarea get [--server URL[,URL...]] [--ca FILE] [--json] [--strong] THREAD_ID")
 		fs.PrintDefaults()
 	}
 	if !parseFlags(fs, args) {
@@ -51,7 +52,12 @@ func runGet(args []string) int {
 		fmt.Fprintln(os.Stderr, "restarea get: --server (or RESTAREA_SERVER) is required")
 		return exitUsage
 	}
-	c, err := client.New(client.Options{Servers: list, Deadline: *timeout})
+	roots, err := loadCA(*ca)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "restarea get: %v\n", err)
+		return exitUsage
+	}
+	c, err := client.New(client.Options{Servers: list, Deadline: *timeout, RootCAs: roots})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "restarea get: %v\n", err)
 		return exitUsage

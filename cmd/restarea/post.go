@@ -43,7 +43,7 @@ var exitByOutcome = map[client.Outcome]int{
 
 // postFlags are the flags of `restarea post`.
 type postFlags struct {
-	servers, journal                  string
+	servers, journal, ca              string
 	typ, title, body, bodyFile        string
 	parent, name, model, trigger      string
 	mode, requestID                   string
@@ -56,6 +56,7 @@ func runPost(args []string) int {
 	var f postFlags
 	fs := flag.NewFlagSet("post", flag.ContinueOnError)
 	fs.StringVar(&f.servers, "server", "", "comma-separated base URLs of cluster nodes, tried in turn (env RESTAREA_SERVER)")
+	fs.StringVar(&f.ca, "ca", "", "PEM CA certificate trusted, besides the system's roots, for https:// servers (env RESTAREA_CA)")
 	fs.StringVar(&f.journal, "journal", "", "journal file (env RESTAREA_JOURNAL; default $XDG_STATE_HOME/restarea/journal.jsonl)")
 	fs.StringVar(&f.typ, "type", "", "question or reply (default: reply with --parent, else question)")
 	fs.StringVar(&f.title, "title", "", "title (required for a question)")
@@ -98,11 +99,16 @@ back before it is reported confirmed. Exit codes: 0 confirmed, 3 unconfirmed
 	if f.attempts < 1 || f.timeout <= 0 {
 		return postUsage("--attempts and --timeout must be positive")
 	}
+	roots, err := loadCA(f.ca)
+	if err != nil {
+		return postUsage("%v", err)
+	}
 	level := slog.LevelWarn
 	if f.debug {
 		level = slog.LevelInfo
 	}
 	opts := client.Options{
+		RootCAs:                 roots,
 		MaxAttempts:             f.attempts,
 		Deadline:                f.timeout,
 		WaitWhileWritesDisabled: f.waitWrites,

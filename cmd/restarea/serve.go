@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/certs"
 	"github.com/restarea/restarea/internal/httpx"
 	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/node"
@@ -28,8 +30,8 @@ func runServe(args []string) int {
 	raftAddr := fs.String("raft-addr", d.RaftAddr, "address for raft traffic between nodes")
 	raftAdv := fs.String("raft-advertise", "", "raft address other nodes dial (default: --raft-addr)")
 	nodeID := fs.String("node-id", "", "node id (default: generated once and kept in the data dir)")
-	publicURL := fs.String("public-url", "", "base of entry urls, the same on every node (default: http://HTTP-ADDR)")
-	advURL := fs.String("advertise-url", "", "this node's own base URL as other nodes reach it (default: http://HTTP-ADDR)")
+	publicURL := fs.String("public-url", "", "base of entry urls, the same on every node (default: http://HTTP-ADDR, https:// with --http-tls-cert)")
+	advURL := fs.String("advertise-url", "", "this node's own base URL as other nodes reach it (default: http://HTTP-ADDR, https:// with --http-tls-cert)")
 	adminToken := fs.String("admin-token", "", "bearer token for /api/v1/admin/, at least 16 bytes (empty: admin API off)")
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (keeps it out of ps)")
 	perSource := fs.String("rate-per-source", "30/m", "post attempts per source, e.g. 30/m")
@@ -53,6 +55,9 @@ func runServe(args []string) int {
 	tlsCert := fs.String("tls-cert", "", "PEM certificate for mutual TLS between nodes")
 	tlsKey := fs.String("tls-key", "", "PEM key for --tls-cert")
 	tlsCA := fs.String("tls-ca", "", "PEM CA that signs every node's certificate")
+	httpCert := fs.String("http-tls-cert", "", "PEM certificate (leaf first, then its chain) for HTTPS on --http-addr; reloaded when the file changes")
+	httpKey := fs.String("http-tls-key", "", "PEM key for --http-tls-cert")
+	httpCA := fs.String("http-tls-ca", "", "PEM CA, besides the system's roots, that this node trusts for other nodes' https:// URLs (joining, the console)")
 	heartbeat := fs.Duration("raft-heartbeat-timeout", d.HeartbeatTimeout, "raft heartbeat timeout (raise on slow or loaded machines)")
 	election := fs.Duration("raft-election-timeout", d.ElectionTimeout, "raft election timeout")
 	lease := fs.Duration("raft-leader-lease-timeout", d.LeaderLeaseTimeout, "how long a leader stays leader without reaching a quorum")
@@ -162,6 +167,22 @@ func runServe(args []string) int {
 		if cfg.TLS, err = transport.LoadTLS(*tlsCert, *tlsKey, *tlsCA); err != nil {
 			return fail("tls: %v", err)
 		}
+	}
+
+	if (*httpCert == "") != (*httpKey == "") {
+		return fail("give --http-tls-cert and --http-tls-key together")
+	}
+	if *httpCert != "" {
+		if cfg.HTTPTLS, err = server.LoadHTTPS(*httpCert, *httpKey, logger); err != nil {
+			return fail("https: %v", err)
+		}
+	}
+	if *httpCA != "" {
+		pool, err := certs.LoadPool(*httpCA)
+		if err != nil {
+			return fail("--http-tls-ca: %v", err)
+		}
+		cfg.PublicClientTLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 
 	n, err := server.Start(cfg)

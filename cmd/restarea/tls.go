@@ -6,28 +6,36 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/certs"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/transport"
 )
 
 func init() {
-	register("tls", "create a cluster CA and node certificates for mutual TLS", runTLS)
+	register("tls", "create a cluster CA, node certificates for mutual TLS and HTTPS certificates for the public port", runTLS)
 }
 
 const tlsUsage = `usage:
   restarea tls ca   [--out DIR] [--lifetime 3650d] [--name NAME] [--force]
   restarea tls node --name NODE --host HOST [--host HOST...] [--ca-dir DIR] [--out DIR] [--lifetime 730d] [--force]
+  restarea tls http --name NAME --host HOST [--host HOST...] [--ca-dir DIR | --ca-cert FILE --ca-key FILE]
+                    [--out DIR] [--lifetime 730d] [--force]
 
 'tls ca' writes DIR/ca.pem and DIR/ca-key.pem (mode 0600). 'tls node' signs a
 certificate for one node with that CA and writes DIR/NODE.pem, DIR/NODE-key.pem
 (mode 0600) and a copy of ca.pem: the files of serve's --tls-cert, --tls-key and
---tls-ca. Keys are ECDSA P-256; existing files are never overwritten without
---force. Run 'restarea tls ca -h' or 'restarea tls node -h' for the flags.
+--tls-ca. 'tls http' signs a server certificate for the public HTTP port, with
+the nodes' CA or another (--ca-cert, --ca-key), and writes DIR/NAME.pem,
+DIR/NAME-key.pem and a copy of the CA certificate: serve's --http-tls-cert and
+--http-tls-key, and the --ca of clients (restarea admin, post, get) and the
+--http-tls-ca of other nodes. Keys are ECDSA P-256; existing files are never
+overwritten without --force. Run 'restarea tls COMMAND -h' for the flags.
 `
 
 // runTLS dispatches 'tls ca' and 'tls node'. Their flags are not read from
@@ -43,6 +51,8 @@ func runTLS(args []string) int {
 		return runTLSCA(args[1:], os.Stdout)
 	case "node":
 		return runTLSNode(args[1:], os.Stdout)
+	case "http":
+		return runTLSHTTP(args[1:], os.Stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stderr, tlsUsage)
 		return 0
@@ -136,6 +146,72 @@ func runTLSNode(args []string, out io.Writer) int {
 		*name, ca.Cert.Subject.CommonName, validity(n.Cert))
 	fmt.Fprintf(out, "  hosts: %s\n", sans(n.Cert))
 	fmt.Fprintf(out, "  --tls-cert %s\n  --tls-key  %s  (mode 0600)\n  --tls-ca   %s\n", files.Cert, files.Key, files.CA)
+	return 0
+}
+
+func runTLSHTTP(args []string, out io.Writer) int {
+	fs := flag.NewFlagSet("tls http", flag.ContinueOnError)
+	name := fs.String("name", "", "certificate name: its common name and file names NAME.pem, NAME-key.pem (required; not a node's name if the files share a directory)")
+	var hosts hostList
+	fs.Var(&hosts, "host", "DNS name or IP address clients and other nodes reach the public port by; repeat it or separate with commas (at least one; every host of --advertise-url and --public-url served by this certificate)")
+	caDir := fs.String("ca-dir", ".", "directory holding ca.pem and ca-key.pem from 'restarea tls ca' (the nodes' CA)")
+	caCert := fs.String("ca-cert", "", "another CA's certificate (PEM) to sign with, instead of --ca-dir")
+	caKey := fs.String("ca-key", "", "the key of --ca-cert (PEM)")
+	dir := fs.String("out", ".", "directory for the certificate's files (created 0700 if missing)")
+	lifetime := fs.String("lifetime", "730d", "how long the certificate is valid (days as 730d, or a Go duration); at most until the CA expires")
+	force := fs.Bool("force", false, "replace existing files (to renew a certificate; a running node picks the new pair up within 10s)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "restarea tls http: "+format+"\n", a...)
+		return code
+	}
+	caDirSet := false
+	fs.Visit(func(f *flag.Flag) { caDirSet = caDirSet || f.Name == "ca-dir" })
+	switch {
+	case fs.NArg() > 0:
+		return fail(2, "unexpected arguments %q", fs.Args())
+	case *name == "":
+		return fail(2, "--name is required")
+	case len(hosts) == 0:
+		return fail(2, "give at least one --host (the DNS name or IP address clients reach the public port by)")
+	case (*caCert == "") != (*caKey == ""):
+		return fail(2, "give --ca-cert and --ca-key together")
+	case *caCert != "" && caDirSet:
+		return fail(2, "give --ca-dir or --ca-cert with --ca-key, not both")
+	}
+	life, err := restarea.ParseDuration(*lifetime)
+	if err != nil || life <= 0 {
+		return fail(2, "--lifetime %q: want a positive duration such as 730d", *lifetime)
+	}
+	var ca *certs.CA
+	if *caCert != "" {
+		ca, err = certs.LoadCAFiles(*caCert, *caKey)
+	} else {
+		ca, err = certs.LoadCA(*caDir)
+	}
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	c, err := ca.IssueServer(certs.NodeRequest{Name: *name, Hosts: hosts, Lifetime: life})
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	files, err := c.Save(*dir, *force)
+	if err != nil {
+		return fail(1, "%s", saveError(err))
+	}
+	// Checked the way serve loads them: what this command reports as done
+	// is what serve accepts.
+	if _, err := server.LoadHTTPS(files.Cert, files.Key, slog.New(slog.DiscardHandler)); err != nil {
+		return fail(1, "the files written do not load: %v", err)
+	}
+	fmt.Fprintf(out, "created the HTTPS certificate %s (ECDSA P-256, server auth), signed by %q, %s\n",
+		*name, ca.Cert.Subject.CommonName, validity(c.Cert))
+	fmt.Fprintf(out, "  hosts: %s\n", sans(c.Cert))
+	fmt.Fprintf(out, "  serve --http-tls-cert %s\n        --http-tls-key  %s  (mode 0600)\n", files.Cert, files.Key)
+	fmt.Fprintf(out, "  CA certificate: %s  (clients' --ca; other nodes' --http-tls-ca)\n", files.CA)
 	return 0
 }
 

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/restarea/restarea/internal/certs"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/transport"
 )
 
@@ -92,5 +97,84 @@ func TestTLSCommand(t *testing.T) {
 	code, _, errOut = run(t, "tls", "node", "--ca-dir", filepath.Join(root, "missing"), "--name", "n", "--host", "h", "--out", filepath.Join(root, "n"))
 	if code != 1 || !strings.Contains(errOut, "read CA certificate") {
 		t.Errorf("missing CA dir: exit %d: %s", code, errOut)
+	}
+}
+
+// `restarea tls http` issues the public port's certificate from the
+// nodes' CA or from another CA given by file: server auth only, the
+// hosts given, files that serve's --http-tls-cert and --http-tls-key
+// load, and the CA copy clients take as --ca.
+func TestTLSHTTPCommand(t *testing.T) {
+	root := t.TempDir()
+	caDir, otherDir, webDir := filepath.Join(root, "ca"), filepath.Join(root, "other"), filepath.Join(root, "web")
+	for _, dir := range []string{caDir, otherDir} {
+		if code, _, errOut := run(t, "tls", "ca", "--out", dir); code != 0 {
+			t.Fatalf("tls ca exited %d: %s", code, errOut)
+		}
+	}
+	code, out, errOut := run(t, "tls", "http", "--ca-dir", caDir, "--out", webDir, "--name", "web", "--host", "board.example,127.0.0.1")
+	if code != 0 {
+		t.Fatalf("tls http exited %d: %s", code, errOut)
+	}
+	for _, want := range []string{"server auth", "DNS:board.example, IP:127.0.0.1", "--http-tls-cert " + filepath.Join(webDir, "web.pem"), "--http-tls-key  " + filepath.Join(webDir, "web-key.pem"), "clients' --ca"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tls http output lacks %q:\n%s", want, out)
+		}
+	}
+	checkServerCert(t, filepath.Join(webDir, "web.pem"), filepath.Join(webDir, "web-key.pem"), filepath.Join(webDir, "ca.pem"), "board.example")
+
+	// Another CA, given by its files, into another directory.
+	otherWeb := filepath.Join(root, "web-other")
+	code, out, errOut = run(t, "tls", "http", "--ca-cert", filepath.Join(otherDir, "ca.pem"), "--ca-key", filepath.Join(otherDir, "ca-key.pem"),
+		"--out", otherWeb, "--name", "web", "--host", "board.example")
+	if code != 0 {
+		t.Fatalf("tls http --ca-cert exited %d: %s", code, errOut)
+	}
+	checkServerCert(t, filepath.Join(otherWeb, "web.pem"), filepath.Join(otherWeb, "web-key.pem"), filepath.Join(otherDir, "ca.pem"), "board.example")
+
+	if code, _, errOut := run(t, "tls", "http", "--ca-dir", caDir, "--out", webDir, "--name", "web", "--host", "board.example"); code != 1 || !strings.Contains(errOut, "--force") {
+		t.Errorf("tls http over existing files: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tls", "http", "--ca-dir", caDir, "--host", "h"}, "--name is required"},
+		{[]string{"tls", "http", "--ca-dir", caDir, "--name", "w"}, "at least one --host"},
+		{[]string{"tls", "http", "--ca-cert", filepath.Join(otherDir, "ca.pem"), "--name", "w", "--host", "h"}, "together"},
+		{[]string{"tls", "http", "--ca-dir", caDir, "--ca-cert", "a", "--ca-key", "b", "--name", "w", "--host", "h"}, "not both"},
+	} {
+		code, _, errOut := run(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// checkServerCert checks that certFile and keyFile load as serve loads
+// them and that the certificate verifies under caFile for host, as a
+// server certificate only.
+func checkServerCert(t *testing.T, certFile, keyFile, caFile, host string) {
+	t.Helper()
+	if _, err := server.LoadHTTPS(certFile, keyFile, nil); err != nil {
+		t.Fatalf("serve would not load %s: %v", certFile, err)
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := certs.LoadPool(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: host}); err != nil {
+		t.Errorf("%s does not verify under %s for %s: %v", certFile, caFile, host, err)
+	}
+	if !slices.Equal(leaf.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}) {
+		t.Errorf("%s: extended key usage %v, want server auth only", certFile, leaf.ExtKeyUsage)
 	}
 }

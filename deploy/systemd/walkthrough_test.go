@@ -3,6 +3,8 @@ package systemd
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -49,8 +51,16 @@ type proc struct {
 	done      chan error
 }
 
+// walkRoots are the roots the walkthrough's requests trust: the CA its
+// nodes' public ports serve certificates of (nil: the system's).
+var walkRoots *x509.CertPool
+
+func walkTransport() *http.Transport {
+	return &http.Transport{TLSClientConfig: &tls.Config{RootCAs: walkRoots}}
+}
+
 func getJSON(url string, out any) (int, error) {
-	c := http.Client{Timeout: 3 * time.Second}
+	c := http.Client{Timeout: 3 * time.Second, Transport: walkTransport()}
 	r, err := c.Get(url)
 	if err != nil {
 		return 0, err
@@ -68,7 +78,7 @@ func postQuestion(url, title string) (string, error) {
 	body := fmt.Sprintf(`{"request_id":%q,"type":"question","title":%q,"body":"b","actor":{"name":"systemd-test"},"submission_mode":"autonomous"}`,
 		newRequestID(), title)
 	// Bounded: 30 s in all, enough for an election and a few 503s.
-	c := http.Client{Timeout: 5 * time.Second}
+	c := http.Client{Timeout: 5 * time.Second, Transport: walkTransport()}
 	var id string
 	var refused error
 	err := testkit.Poll(context.Background(), 30*time.Second, func() error {
@@ -113,7 +123,7 @@ func newRequestID() string {
 // `restarea serve` processes is configured only by the unit's Environment=
 // and an environment file in the example's form (addresses moved to
 // loopback ports, paths to a temporary directory). They form a cluster
-// over mutual TLS; SIGTERM stops the leader within TimeoutStopSec, exit
+// over mutual TLS, their public ports over HTTPS; SIGTERM stops the leader within TimeoutStopSec, exit
 // status 0, and the other two elect a leader and keep taking writes.
 func TestWalkthroughOnLoopback(t *testing.T) {
 	if testing.Short() {
@@ -135,6 +145,17 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 		run("tls", "node", "--ca-dir", filepath.Join(root, "ca"), "--name", fmt.Sprintf("node%d", i),
 			"--host", "127.0.0.1", "--host", "localhost", "--out", filepath.Join(root, fmt.Sprintf("node%d", i)))
 	}
+	// One HTTPS certificate for the three public ports (on one machine
+	// here, at one address).
+	httpDir := filepath.Join(root, "http")
+	run("tls", "http", "--ca-dir", filepath.Join(root, "ca"), "--name", "http", "--host", "127.0.0.1", "--out", httpDir)
+	caPEM, err := os.ReadFile(filepath.Join(httpDir, "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	walkRoots = x509.NewCertPool()
+	walkRoots.AppendCertsFromPEM(caPEM)
+	t.Cleanup(func() { walkRoots = nil })
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	secretFile := filepath.Join(root, "cluster-secret")
@@ -152,7 +173,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 	var join []string
 	for i := range 3 {
 		httpAddrs[i], raftAddrs[i] = testkit.FreeAddr(t), testkit.FreeAddr(t)
-		join = append(join, "http://"+httpAddrs[i])
+		join = append(join, "https://"+httpAddrs[i])
 	}
 
 	var procs []*proc
@@ -182,13 +203,16 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 			"RESTAREA_DATA_DIR":            filepath.Join(root, "state-"+name),
 			"RESTAREA_NODE_ID":             name,
 			"RESTAREA_HTTP_ADDR":           httpAddrs[i],
-			"RESTAREA_ADVERTISE_URL":       "http://" + httpAddrs[i],
+			"RESTAREA_ADVERTISE_URL":       "https://" + httpAddrs[i],
 			"RESTAREA_RAFT_ADDR":           raftAddrs[i],
 			"RESTAREA_JOIN":                strings.Join(join, ","),
 			"RESTAREA_CLUSTER_SECRET_FILE": secretFile,
 			"RESTAREA_TLS_CERT":            filepath.Join(dir, name+".pem"),
 			"RESTAREA_TLS_KEY":             filepath.Join(dir, name+"-key.pem"),
 			"RESTAREA_TLS_CA":              filepath.Join(dir, "ca.pem"),
+			"RESTAREA_HTTP_TLS_CERT":       filepath.Join(httpDir, "http.pem"),
+			"RESTAREA_HTTP_TLS_KEY":        filepath.Join(httpDir, "http-key.pem"),
+			"RESTAREA_HTTP_TLS_CA":         filepath.Join(httpDir, "ca.pem"),
 		} {
 			if _, ok := vars[k]; !ok {
 				t.Fatalf("the example does not set %s, which the walkthrough changes per machine", k)
@@ -204,7 +228,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 		for k, v := range vars {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		p := &proc{name: name, url: "http://" + httpAddrs[i], cmd: cmd, log: &testkit.SyncBuffer{}, done: make(chan error, 1)}
+		p := &proc{name: name, url: "https://" + httpAddrs[i], cmd: cmd, log: &testkit.SyncBuffer{}, done: make(chan error, 1)}
 		cmd.Stderr = p.log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -1,10 +1,13 @@
-// Package certs creates the files mutual TLS between nodes needs: a cluster
-// CA, and per-node certificates signed by it that transport.LoadTLS
-// accepts (ECDSA P-256, usable for both server and client authentication,
-// naming the node's hosts). `restarea tls` is its command line.
+// Package certs creates the files TLS needs: a cluster CA, per-node
+// certificates signed by it that transport.LoadTLS accepts for mutual TLS
+// between nodes (ECDSA P-256, usable for both server and client
+// authentication, naming the node's hosts), and server certificates for
+// the public HTTPS port, signed by that CA or another. `restarea tls` is
+// its command line.
 package certs
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -94,7 +97,13 @@ func NewCA(name string, lifetime time.Duration) (*CA, error) {
 // belongs to the certificate, that the certificate is a CA, and that it
 // has not expired.
 func LoadCA(dir string) (*CA, error) {
-	certPath, keyPath := filepath.Join(dir, CACertFile), filepath.Join(dir, CAKeyFile)
+	return LoadCAFiles(filepath.Join(dir, CACertFile), filepath.Join(dir, CAKeyFile))
+}
+
+// LoadCAFiles is LoadCA for a CA certificate and key at any paths: an
+// organisation's own CA, or an intermediate of it, may sign the public
+// port's certificate (CA.IssueServer).
+func LoadCAFiles(certPath, keyPath string) (*CA, error) {
 	certPEM, err := os.ReadFile(certPath)
 	if err != nil {
 		return nil, fmt.Errorf("certs: read CA certificate: %w", err)
@@ -152,12 +161,16 @@ type NodeRequest struct {
 	Lifetime time.Duration
 }
 
-// Node is a node certificate with its key and the CA that signed it.
+// Node is a node certificate (or a public port's) with its key and the
+// CA that signed it.
 type Node struct {
 	Name string
 	Cert *x509.Certificate
 	Key  *ecdsa.PrivateKey
 	CA   *x509.Certificate
+	// Chain are the certificates written after Cert in NAME.pem: the
+	// signing CA when it is an intermediate (IssueServer).
+	Chain []*x509.Certificate
 }
 
 // NodeFiles are the paths Node.Save wrote: the values of serve's
@@ -172,6 +185,28 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // valid for server and client authentication (every node is both) and
 // naming exactly the hosts of r.
 func (ca *CA) Issue(r NodeRequest) (*Node, error) {
+	return ca.issue(r, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth})
+}
+
+// IssueServer signs a certificate for the public HTTP port (serve's
+// --http-tls-cert) with a fresh ECDSA P-256 key: valid for server
+// authentication only, naming exactly the hosts of r (the names and
+// addresses clients and other nodes reach the port by). Its files are
+// written by Node.Save like a node's; when the CA is an intermediate (not
+// self-signed), the certificate file also carries the CA's certificate,
+// so clients that trust only the root still verify the chain.
+func (ca *CA) IssueServer(r NodeRequest) (*Node, error) {
+	n, err := ca.issue(r, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(ca.Cert.RawIssuer, ca.Cert.RawSubject) {
+		n.Chain = []*x509.Certificate{ca.Cert}
+	}
+	return n, nil
+}
+
+func (ca *CA) issue(r NodeRequest, usages []x509.ExtKeyUsage) (*Node, error) {
 	if !nameRE.MatchString(r.Name) {
 		return nil, fmt.Errorf("certs: node name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", r.Name)
 	}
@@ -205,17 +240,17 @@ func (ca *CA) Issue(r NodeRequest) (*Node, error) {
 		NotBefore:    now.Add(-Backdate),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		ExtKeyUsage:  usages,
 		DNSNames:     dns,
 		IPAddresses:  ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
-		return nil, fmt.Errorf("certs: sign node certificate: %w", err)
+		return nil, fmt.Errorf("certs: sign certificate: %w", err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, fmt.Errorf("certs: parse node certificate: %w", err)
+		return nil, fmt.Errorf("certs: parse certificate: %w", err)
 	}
 	return &Node{Name: r.Name, Cert: cert, Key: key, CA: ca.Cert}, nil
 }
@@ -232,8 +267,12 @@ func (n *Node) Save(dir string, force bool) (NodeFiles, error) {
 		return NodeFiles{}, err
 	}
 	certName, keyName := n.Name+".pem", n.Name+"-key.pem"
+	certPEM := encodeCert(n.Cert)
+	for _, c := range n.Chain {
+		certPEM = append(certPEM, encodeCert(c)...)
+	}
 	err = writeFiles(dir, force, []file{
-		{name: certName, data: encodeCert(n.Cert), mode: 0o644},
+		{name: certName, data: certPEM, mode: 0o644},
 		{name: keyName, data: keyPEM, mode: 0o600},
 		{name: CACertFile, data: encodeCert(n.CA), mode: 0o644},
 	})
@@ -281,7 +320,17 @@ func checkDNSName(name string) error {
 	if len(name) > 253 {
 		return errors.New("a DNS name is at most 253 characters")
 	}
-	for _, label := range strings.Split(name, ".") {
+	labels := strings.Split(name, ".")
+	if labels[0] == "*" {
+		// A wildcard stands for exactly one leftmost label (RFC 6125
+		// §6.4.3, as Go and browsers verify it), and never for a whole
+		// registered domain: *.peers.example, not *.example.
+		if len(labels) < 3 {
+			return errors.New("a wildcard needs at least two labels after it, as in *.peers.example.org")
+		}
+		labels = labels[1:]
+	}
+	for _, label := range labels {
 		if label == "" || len(label) > 63 {
 			return errors.New("each dot-separated label must be 1-63 characters")
 		}
@@ -290,7 +339,7 @@ func checkDNSName(name string) error {
 		}
 		for _, c := range label {
 			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return fmt.Errorf("%q is not allowed in a DNS name (letters, digits, '-' and '.' only)", c)
+				return fmt.Errorf("%q is not allowed in a DNS name (letters, digits, '-' and '.' only, and '*' as the whole first label)", c)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -134,4 +135,23 @@ func syncDir(dir string) error {
 		return fmt.Errorf("certs: sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// LoadPool returns the system's trusted roots plus every certificate in
+// the PEM file path: the roots a client verifies a public port with when
+// its certificate comes from a private CA. A file without a certificate
+// is an error.
+func LoadPool(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("certs: read CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("certs: %s holds no PEM certificate", path)
+	}
+	return pool, nil
 }

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/netip"
@@ -27,6 +28,11 @@ type ConnLimits struct {
 	PerSource      int
 	IPv6SourceBits int
 	TrustedProxies []netip.Prefix
+	// TLS, when the port serves HTTPS on top of the listener, is its
+	// server configuration: a refused connection is then answered after
+	// a TLS handshake (HTTP/1.1 only), within the same second, so that
+	// an HTTPS client reads the 429 or 503 instead of a handshake error.
+	TLS *tls.Config
 }
 
 // Refusal reasons, as LimitListener.Refused counts them.
@@ -62,6 +68,12 @@ func NewLimitListener(ln net.Listener, limits ConnLimits) *LimitListener {
 	}
 	if limits.PerSource == 0 {
 		limits.PerSource = DefaultMaxConnsPerSource
+	}
+	if limits.TLS != nil {
+		// The refusal is written as HTTP/1.1: a client that would speak
+		// HTTP/2 is told to speak HTTP/1.1 on this connection.
+		limits.TLS = limits.TLS.Clone()
+		limits.TLS.NextProtos = []string{"http/1.1"}
 	}
 	return &LimitListener{Listener: ln, limits: limits, bySource: map[string]int{}, refusing: make(chan struct{}, refusers)}
 }
@@ -180,6 +192,9 @@ func (l *LimitListener) refuse(c net.Conn, reason string) {
 	}
 	go func() {
 		defer func() { <-l.refusing }()
+		if l.limits.TLS != nil {
+			c = tls.Server(c, l.limits.TLS) // the handshake runs within the Read below
+		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(time.Second))
 		buf := make([]byte, 4096)

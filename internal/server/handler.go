@@ -77,7 +77,7 @@ func Handler(n *node.Node, cfg Config) http.Handler {
 			Admin: n, Cluster: n, Token: cfg.AdminToken, PublicURL: n.PublicURL(),
 			TrustedProxies: cfg.TrustedProxies, IPv6SourceBits: cfg.IPv6SourceBits,
 			AllowedOrigins: origins, Throttle: authThrottle,
-			Peers: &http.Client{Timeout: 3 * time.Second}, Logger: log,
+			Peers: n.PeerHTTPClient(3 * time.Second), Logger: log,
 		}))
 		mux.Handle(console.Prefix, http.RedirectHandler(console.Prefix+"/", http.StatusSeeOther))
 	}

@@ -8,6 +8,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -40,6 +41,11 @@ type Config struct {
 	// connections (httpx.LimitListener); 0 → 4096 and 256, negative → no cap.
 	MaxConns          int
 	MaxConnsPerSource int
+	// HTTPTLS, when set, makes the public port serve HTTPS only, with it
+	// (LoadHTTPS builds one from files); nil serves plain HTTP. TLS runs
+	// on top of the connection caps, so they still count connections by
+	// source, and a refused client is answered over TLS.
+	HTTPTLS *tls.Config
 }
 
 // MinAdminTokenBytes is the shortest admin token a node starts with. With
@@ -85,6 +91,12 @@ func Start(cfg Config) (*node.Node, error) {
 		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
 	}
 	cfg.HTTPAddr = ln.Addr().String()
+	cfg.HTTPS = cfg.HTTPTLS != nil
+	if cfg.HTTPS {
+		// Serving adds to the configuration's protocols: a copy of its
+		// own keeps one configuration shareable between nodes.
+		cfg.HTTPTLS = cfg.HTTPTLS.Clone()
+	}
 	n, err := node.Start(cfg.Config)
 	if err != nil {
 		ln.Close()
@@ -93,6 +105,7 @@ func Start(cfg Config) (*node.Node, error) {
 	limited := httpx.NewLimitListener(ln, httpx.ConnLimits{
 		Max: cfg.MaxConns, PerSource: cfg.MaxConnsPerSource,
 		IPv6SourceBits: cfg.IPv6SourceBits, TrustedProxies: cfg.TrustedProxies,
+		TLS: cfg.HTTPTLS,
 	})
 	registerConnMetrics(n.Registry(), limited)
 	srv := &http.Server{
@@ -102,14 +115,22 @@ func Start(cfg Config) (*node.Node, error) {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		// net/http logs what clients cause (failed handshakes, accept
-		// errors under a flood): sampled like every refusal.
-		ErrorLog: slog.NewLogLogger(httpx.NewLogSampler(cfg.Logger, 0).Logger().Handler(), slog.LevelWarn),
+		TLSConfig:         cfg.HTTPTLS,
+		ErrorLog:          serverErrorLog(cfg.Logger),
+	}
+	serve := func() error { return srv.Serve(limited) }
+	if cfg.HTTPTLS != nil {
+		// ServeTLS wraps the limited listener, so the caps count raw
+		// connections before any handshake, and offers HTTP/2. The
+		// handshake runs in the connection's goroutine under the
+		// server's read deadlines, so a silent client holds its slot no
+		// longer than a plain one.
+		serve = func() error { return srv.ServeTLS(limited, "", "") }
 	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := srv.Serve(limited); err != nil && err != http.ErrServerClosed {
+		if err := serve(); err != nil && err != http.ErrServerClosed {
 			cfg.Logger.Error("http server stopped", "err", err)
 		}
 	}()
