@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -16,16 +17,12 @@ const (
 	testParentID  = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 )
 
-// question returns a valid, already normalised question request.
+// question returns a valid, already normalised question request with
+// the fixed request_id.
 func question() restarea.PostRequest {
-	return restarea.PostRequest{
-		RequestID:      testRequestID,
-		Type:           restarea.TypeQuestion,
-		Title:          "How do I retry a post?",
-		Body:           "The response was lost.",
-		Actor:          restarea.Actor{Name: "agent-7", Model: "some-model", Trigger: "cron"},
-		SubmissionMode: restarea.ModeAutonomous,
-	}
+	q := testkit.Question("How do I retry a post?")
+	q.RequestID = testRequestID
+	return q
 }
 
 // reply returns a valid, already normalised reply request.

@@ -61,38 +61,23 @@ type response struct {
 // do sends one request; headers are given as name, value pairs.
 func do(t *testing.T, srv *httptest.Server, method, path, body string, headers ...string) response {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := response{status: res.StatusCode, header: res.Header, raw: string(raw)}
+	r := testkit.Do(t, srv.Client(), method, srv.URL+path, body, headers...)
+	out := response{status: r.Status, header: r.Header, raw: r.Body}
 	if method == http.MethodHead {
 		return out
 	}
-	if ct := res.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
-		t.Fatalf("%s %s: Content-Type %q, body %s", method, path, ct, raw)
+	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Fatalf("%s %s: Content-Type %q, body %s", method, path, ct, r.Body)
 	}
 	var shape struct {
 		Data  json.RawMessage  `json:"data"`
 		Error *httpx.ErrorBody `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &shape); err != nil {
-		t.Fatalf("%s %s: body is not JSON: %v: %s", method, path, err, raw)
+	if err := json.Unmarshal([]byte(r.Body), &shape); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %v: %s", method, path, err, r.Body)
 	}
 	if (shape.Data == nil) == (shape.Error == nil) {
-		t.Fatalf("%s %s: want exactly one of data and error: %s", method, path, raw)
+		t.Fatalf("%s %s: want exactly one of data and error: %s", method, path, r.Body)
 	}
 	out.data, out.err = shape.Data, shape.Error
 	return out

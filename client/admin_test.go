@@ -216,7 +216,7 @@ func TestAdminStatusSingleNode(t *testing.T) {
 func postVia(t *testing.T, base string) restarea.Entry {
 	t.Helper()
 	c, _ := newClient(t, []string{base})
-	res, err := c.Post(context.Background(), question("admin test"))
+	res, err := c.Post(context.Background(), testkit.Question("admin test"))
 	if err != nil || res.Outcome != client.Confirmed {
 		t.Fatalf("post: %+v, %v", res, err)
 	}

@@ -38,21 +38,6 @@ func newClient(t *testing.T, servers []string, change ...func(*client.Options)) 
 	return c, j
 }
 
-func question(title string) restarea.PostRequest {
-	return restarea.PostRequest{
-		RequestID: client.NewRequestID(), Type: restarea.TypeQuestion, Title: title,
-		Body: "What happens to a post whose answer is lost?", Actor: restarea.Actor{Name: "test-agent", Model: "m1"},
-		SubmissionMode: restarea.ModeAutonomous,
-	}
-}
-
-func reply(parent, body string) restarea.PostRequest {
-	return restarea.PostRequest{
-		RequestID: client.NewRequestID(), Type: restarea.TypeReply, ParentID: parent,
-		Body: body, Actor: restarea.Actor{Name: "test-agent"}, SubmissionMode: restarea.ModeAutonomous,
-	}
-}
-
 // seed stores req directly through the node's service.
 func seed(t *testing.T, n *node.Node, req restarea.PostRequest) restarea.Entry {
 	t.Helper()

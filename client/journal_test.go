@@ -12,6 +12,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -43,7 +44,7 @@ func TestJournalWrittenBeforeSending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := question("Cafe\u0301\r\nnormalised")
+	req := testkit.Question("Cafe\u0301\r\nnormalised")
 	req.Body = "line one\r\nline two\rline three"
 	req.RequestID = "ABCDEF01-2345-4678-9ABC-DEF012345678"
 	want, err := req.Normalize()
@@ -79,7 +80,7 @@ func TestJournalWrittenBeforeSending(t *testing.T) {
 
 func TestJournalPending(t *testing.T) {
 	q := func(title string) restarea.PostRequest {
-		r, err := question(title).Normalize()
+		r, err := testkit.Question(title).Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestJournalTornLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := question("a").Normalize()
+	a, _ := testkit.Question("a").Normalize()
 	if err := j.Begin(a, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestJournalTornLine(t *testing.T) {
 	}
 	f.WriteString(`{"v":1,"kind":"pending","request_id":"torn`)
 	f.Close()
-	b, _ := question("b").Normalize()
+	b, _ := testkit.Question("b").Normalize()
 	if err := j.Begin(b, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestJournalConcurrentAppends(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, _ := question(fmt.Sprintf("concurrent %d", i)).Normalize()
+			r, _ := testkit.Question(fmt.Sprintf("concurrent %d", i)).Normalize()
 			r.Body = fmt.Sprintf("%0500d", i) // long enough to tear if unlocked
 			if err := journals[i%2].Begin(r, nil); err != nil {
 				t.Error(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -20,7 +21,7 @@ import (
 // and the content, and the read-back finds the entry.
 func TestPostThroughFaults(t *testing.T) {
 	n := testnode.Start(t)
-	parent := seed(t, n, question("parent of the fault replies"))
+	parent := seed(t, n, testkit.Question("parent of the fault replies"))
 	cases := []struct {
 		name  string
 		reply bool
@@ -48,9 +49,9 @@ func TestPostThroughFaults(t *testing.T) {
 			p.ScriptPosts(tc.posts...)
 			p.ScriptReads(tc.reads...)
 			c, j := newClient(t, []string{p.URL()})
-			req := question("fault: " + tc.name)
+			req := testkit.Question("fault: " + tc.name)
 			if tc.reply {
-				req = reply(parent.ID, "fault: "+tc.name)
+				req = testkit.Reply(parent.ID, "fault: "+tc.name)
 			}
 			res, err := c.Post(context.Background(), req)
 			if err != nil {
@@ -79,13 +80,13 @@ func TestPostThroughFaults(t *testing.T) {
 // replies than fit on one page, the new one is on the second page.
 func TestPostReplyReadBackPages(t *testing.T) {
 	n := testnode.Start(t)
-	parent := seed(t, n, question("a busy thread"))
+	parent := seed(t, n, testkit.Question("a busy thread"))
 	var wg sync.WaitGroup
 	for i := range restarea.MaxPageLimit + 5 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			seed(t, n, reply(parent.ID, fmt.Sprintf("filler %d", i)))
+			seed(t, n, testkit.Reply(parent.ID, fmt.Sprintf("filler %d", i)))
 		}()
 	}
 	wg.Wait()
@@ -95,7 +96,7 @@ func TestPostReplyReadBackPages(t *testing.T) {
 	// whole list.
 	p.ScriptReads(clienttest.Forward, clienttest.CutBody)
 	c, _ := newClient(t, []string{p.URL()})
-	req := reply(parent.ID, "the reply to find")
+	req := testkit.Reply(parent.ID, "the reply to find")
 	res, err := c.Post(context.Background(), req)
 	if err != nil || res.Outcome != client.Confirmed {
 		t.Fatalf("post: %+v, %v", res, err)
@@ -115,7 +116,7 @@ func TestPostMovesToNextServer(t *testing.T) {
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
 	c, _ := newClient(t, []string{dead, n.URL()})
-	req := question("rotate")
+	req := testkit.Question("rotate")
 	res, err := c.Post(context.Background(), req)
 	if err != nil || res.Outcome != client.Confirmed || res.Attempts != 2 {
 		t.Fatalf("post: %+v, %v", res, err)
@@ -133,7 +134,7 @@ func TestUnconfirmedThenResume(t *testing.T) {
 	p := clienttest.New(t, n.URL())
 	p.ScriptPosts(clienttest.DropAnswer, clienttest.DropAnswer, clienttest.DropAnswer)
 	c, j := newClient(t, []string{p.URL()}, func(o *client.Options) { o.MaxAttempts = 3 })
-	req := question("lost three times")
+	req := testkit.Question("lost three times")
 	res, err := c.Post(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +179,7 @@ func TestPostDefiniteOutcomes(t *testing.T) {
 		{
 			name: "conflict: same id, other content",
 			prepare: func(t *testing.T) restarea.PostRequest {
-				first := question("original")
+				first := testkit.Question("original")
 				seed(t, n, first)
 				first.Body = "changed"
 				return first
@@ -188,7 +189,7 @@ func TestPostDefiniteOutcomes(t *testing.T) {
 		{
 			name: "deleted by an operator",
 			prepare: func(t *testing.T) restarea.PostRequest {
-				req := question("to be deleted")
+				req := testkit.Question("to be deleted")
 				e := seed(t, n, req)
 				if err := n.DeleteEntry(ctx, e.ID); err != nil {
 					t.Fatal(err)
@@ -200,7 +201,7 @@ func TestPostDefiniteOutcomes(t *testing.T) {
 		{
 			name: "hidden by an operator: confirmed with a note",
 			prepare: func(t *testing.T) restarea.PostRequest {
-				req := question("to be hidden")
+				req := testkit.Question("to be hidden")
 				e := seed(t, n, req)
 				if _, err := n.HideEntry(ctx, e.ID); err != nil {
 					t.Fatal(err)
@@ -211,13 +212,13 @@ func TestPostDefiniteOutcomes(t *testing.T) {
 		},
 		{
 			name:    "reply to a missing question",
-			prepare: func(*testing.T) restarea.PostRequest { return reply(client.NewRequestID(), "to nowhere") },
+			prepare: func(*testing.T) restarea.PostRequest { return testkit.Reply(client.NewRequestID(), "to nowhere") },
 			want:    client.Rejected, code: restarea.CodeParentNotFound,
 		},
 		{
 			name: "invalid content is refused before sending",
 			prepare: func(*testing.T) restarea.PostRequest {
-				req := question("")
+				req := testkit.Question("")
 				return req
 			},
 			want: client.Rejected, code: restarea.CodeInvalidRequest,
@@ -247,7 +248,7 @@ func TestJournalConflictNotSent(t *testing.T) {
 	n := testnode.Start(t)
 	p := clienttest.New(t, n.URL())
 	c, _ := newClient(t, []string{p.URL()})
-	req := question("first content")
+	req := testkit.Question("first content")
 	if res, err := c.Post(context.Background(), req); err != nil || res.Outcome != client.Confirmed {
 		t.Fatalf("first: %+v, %v", res, err)
 	}
@@ -274,7 +275,7 @@ func TestWritesDisabled(t *testing.T) {
 	}
 	set(true)
 	c, j := newClient(t, []string{n.URL()})
-	req := question("while writes are off")
+	req := testkit.Question("while writes are off")
 	res, err := c.Post(ctx, req)
 	if err != nil || res.Outcome != client.Unconfirmed || res.Code != restarea.CodeWritesDisabled || res.Attempts != 1 {
 		t.Fatalf("post: %+v, %v", res, err)
@@ -307,7 +308,7 @@ func TestRetryAfterBeyondDeadline(t *testing.T) {
 	p.ScriptPosts(clienttest.TooManyRequests)
 	c, j := newClient(t, []string{p.URL()}, func(o *client.Options) { o.Deadline = 300 * time.Millisecond })
 	start := time.Now()
-	res, err := c.Post(context.Background(), question("impatient"))
+	res, err := c.Post(context.Background(), testkit.Question("impatient"))
 	if err != nil || res.Outcome != client.Unconfirmed || res.Code != restarea.CodeRateLimited || !strings.Contains(res.Reason, "deadline") {
 		t.Fatalf("post: %+v, %v", res, err)
 	}
@@ -333,7 +334,7 @@ func TestStoredButNotReadBack(t *testing.T) {
 	faults[2] = clienttest.CutBody
 	p.ScriptReads(faults...)
 	c, j := newClient(t, []string{p.URL()}, func(o *client.Options) { o.MaxAttempts = 2 })
-	req := question("stored, never seen")
+	req := testkit.Question("stored, never seen")
 	res, err := c.Post(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

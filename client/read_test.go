@@ -8,16 +8,17 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/client/clienttest"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
 func TestReads(t *testing.T) {
 	n := testnode.Start(t)
 	ctx := context.Background()
-	q := seed(t, n, question("read me"))
+	q := seed(t, n, testkit.Question("read me"))
 	var want []string
 	for i := range 5 {
-		want = append(want, seed(t, n, reply(q.ID, fmt.Sprintf("reply %d", i))).ID)
+		want = append(want, seed(t, n, testkit.Reply(q.ID, fmt.Sprintf("reply %d", i))).ID)
 	}
 	p := clienttest.New(t, n.URL())
 	// Faults on reads are retried within the budget.

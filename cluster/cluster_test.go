@@ -116,12 +116,36 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
-func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
-	httpAddrs, raftAddrs := freeAddrs(t, 3), freeAddrs(t, 3)
-	var urls []string
-	for _, a := range httpAddrs {
-		urls = append(urls, "http://"+a)
+// expectNodes are nodes on addresses picked in advance that form a
+// cluster by BootstrapExpect 3, the first three's URLs their join list.
+type expectNodes struct{ http, raft, urls []string }
+
+func newExpectNodes(t *testing.T, n int) expectNodes {
+	e := expectNodes{http: freeAddrs(t, n), raft: freeAddrs(t, n)}
+	for _, a := range e.http[:3] {
+		e.urls = append(e.urls, "http://"+a)
 	}
+	return e
+}
+
+// start starts node i, with fast failover, and closes it when the test
+// ends.
+func (e expectNodes) start(t *testing.T, i int) (*node.Node, error) {
+	cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
+		c.HTTPAddr, c.RaftAddr = e.http[i], e.raft[i]
+		c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = e.urls, 3, testnode.Secret
+		fastFailover(c)
+	}))
+	n, err := server.Start(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start node %d: %w", i, err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n, nil
+}
+
+func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
+	expect := newExpectNodes(t, 3)
 	var nodes []*node.Node
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -129,17 +153,11 @@ func TestBootstrapExpectFormsClusterWithoutSpecialNode(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
-				c.HTTPAddr, c.RaftAddr = httpAddrs[i], raftAddrs[i]
-				c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, testnode.Secret
-				fastFailover(c)
-			}))
-			n, err := server.Start(cfg)
+			n, err := expect.start(t, i)
 			if err != nil {
-				t.Errorf("start %d: %v", i, err)
+				t.Error(err)
 				return
 			}
-			t.Cleanup(func() { n.Close() })
 			mu.Lock()
 			nodes = append(nodes, n)
 			mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
@@ -17,23 +16,13 @@ import (
 // third): it waits for the cluster they form and joins it as a voter, and
 // so does a fifth node started once the cluster is running.
 func TestBootstrapExpectNodeOutsideJoinListJoins(t *testing.T) {
-	httpAddrs, raftAddrs := freeAddrs(t, 5), freeAddrs(t, 5)
-	var urls []string
-	for _, a := range httpAddrs[:3] {
-		urls = append(urls, "http://"+a)
-	}
+	expect := newExpectNodes(t, 5)
 	start := func(i int) *node.Node {
 		t.Helper()
-		cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
-			c.HTTPAddr, c.RaftAddr = httpAddrs[i], raftAddrs[i]
-			c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = urls, 3, testnode.Secret
-			fastFailover(c)
-		}))
-		n, err := server.Start(cfg)
+		n, err := expect.start(t, i)
 		if err != nil {
-			t.Fatalf("start node %d: %v", i, err)
+			t.Fatal(err)
 		}
-		t.Cleanup(func() { n.Close() })
 		return n
 	}
 

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
@@ -29,8 +27,7 @@ func TestFollowerReadsItsOwnWritesAtOnce(t *testing.T) {
 		if _, err := f.GetThread(ctx, q.Entry.ID, restarea.ReadOptions{}); err != nil {
 			t.Fatalf("post %d: reading the question back on the follower that answered it: %v", i, err)
 		}
-		r := testnode.Post(t, f, restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: q.Entry.ID,
-			Body: "a reply", Actor: restarea.Actor{Name: "tester"}, SubmissionMode: restarea.ModeAutonomous})
+		r := testnode.Post(t, f, testkit.Reply(q.Entry.ID, "a reply"))
 		page, err := f.ListReplies(ctx, q.Entry.ID, restarea.ListOptions{})
 		if err != nil || len(page.Replies) != 1 || page.Replies[0].ID != r.Entry.ID {
 			t.Fatalf("post %d: listing the reply back on the follower that answered it: %+v, %v", i, page.Replies, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/internal/httpx"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // t0 is the harness's starting clock (Unix nanoseconds).
@@ -95,21 +96,14 @@ func asResult(t testing.TB, v interface{}) *fsm.Result {
 	return r
 }
 
-// question returns a normalised question with a fresh request_id.
+// question returns testkit.Question(title) normalised, as commands carry it.
 func question(t testing.TB, title string) restarea.PostRequest {
-	return normalize(t, restarea.PostRequest{
-		RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: title,
-		Body: "body of " + title, Actor: restarea.Actor{Name: "agent", Model: "m1"},
-		SubmissionMode: restarea.ModeAutonomous,
-	})
+	return normalize(t, testkit.Question(title))
 }
 
-// reply returns a normalised reply to parent with a fresh request_id.
+// reply returns testkit.Reply(parent, body) normalised.
 func reply(t testing.TB, parent, body string) restarea.PostRequest {
-	return normalize(t, restarea.PostRequest{
-		RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: parent,
-		Body: body, Actor: restarea.Actor{Name: "agent"}, SubmissionMode: restarea.ModeManual,
-	})
+	return normalize(t, testkit.Reply(parent, body))
 }
 
 func normalize(t testing.TB, r restarea.PostRequest) restarea.PostRequest {

@@ -112,17 +112,16 @@ func mustJSON(v any) string {
 
 // question returns valid post_entry arguments for a new question.
 func question(requestID, body string) map[string]any {
-	return map[string]any{
-		"request_id": requestID, "type": "question", "title": "a title", "body": body,
-		"actor": map[string]any{"name": "tester", "model": "m1"}, "submission_mode": "autonomous",
-	}
+	q := testkit.Question("a title")
+	q.RequestID, q.Body = requestID, body
+	return testkit.Args(q)
 }
 
+// reply returns valid post_entry arguments for a reply to parent.
 func reply(requestID, parent, body string) map[string]any {
-	return map[string]any{
-		"request_id": requestID, "type": "reply", "parent_id": parent, "body": body,
-		"actor": map[string]any{"name": "tester"}, "submission_mode": "assisted",
-	}
+	r := testkit.Reply(parent, body)
+	r.RequestID = requestID
+	return testkit.Args(r)
 }
 
 // lastMeta returns what the service was told about the last call.

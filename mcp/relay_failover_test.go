@@ -50,6 +50,8 @@ func silent(t *testing.T) (string, *atomic.Int64) {
 	return "http://" + l.Addr().String(), &n
 }
 
+// relayWith connects a client in process to a relay of servers with cfg
+// and returns the relay too.
 func relayWith(t *testing.T, servers []string, cfg RelayConfig) (*sdk.ClientSession, *relay) {
 	t.Helper()
 	srv, r := newRelay(servers, cfg)

@@ -46,18 +46,7 @@ func failing(t *testing.T) (string, *atomic.Int64) {
 // relayClient connects a client to NewRelay(servers) in process.
 func relayClient(t *testing.T, servers []string) *sdk.ClientSession {
 	t.Helper()
-	relay := NewRelay(servers, RelayConfig{AttemptTimeout: 5 * time.Second})
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := relay.Connect(testCtx(t), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(testCtx(t), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, _ := relayWith(t, servers, RelayConfig{AttemptTimeout: 5 * time.Second})
 	return cs
 }
 

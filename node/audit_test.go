@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,14 +8,12 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -28,23 +25,17 @@ const auditToken = "audit-test-admin-token-0123456789"
 // retried, as a client would: the admin actions are idempotent.
 func adminCall(t *testing.T, method, url, body string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		req, _ := http.NewRequest(method, url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+auditToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, url, err)
+	testkit.Eventually(t, 30*time.Second, method+" "+url+" to answer 200", func() error {
+		r := testkit.Do(t, nil, method, url, body, "Authorization", "Bearer "+auditToken)
+		switch r.Status {
+		case http.StatusOK:
+			return nil
+		case http.StatusServiceUnavailable:
+			return fmt.Errorf("%d %s", r.Status, r.Body)
 		}
-		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
-		resp.Body.Close()
-		switch {
-		case resp.StatusCode == http.StatusOK:
-			return
-		case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
-			t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b.String())
-		}
-	}
+		t.Fatalf("%s %s: %d %s", method, url, r.Status, r.Body)
+		return nil
+	})
 }
 
 func fullTrail(t *testing.T, n *node.Node) []restarea.AuditRecord {
@@ -92,7 +83,7 @@ func TestAuditAcrossCluster(t *testing.T) {
 			follower = n
 		}
 	}
-	res, err := follower.Post(ctx, question(uuid.NewString()), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
+	res, err := follower.Post(ctx, testkit.Question("How do retries work?"), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,26 +117,24 @@ func TestAuditAcrossCluster(t *testing.T) {
 	// Wait until both trails hold the removal and agree (a node that just
 	// lost or gained leadership may refuse a read for a moment).
 	var trail []restarea.AuditRecord
-	converged := func() bool {
+	converged := func() error {
 		var err error
 		if trail, err = trailOf(kept[0]); err != nil || len(trail) == 0 || trail[0].Action != restarea.AuditMemberRemove {
-			return false
+			return fmt.Errorf("node %s: newest of %d records is not the removal (%v)", kept[0].ID(), len(trail), err)
 		}
 		for _, n := range kept[1:] {
 			if other, err := trailOf(n); err != nil || !reflect.DeepEqual(other, trail) {
-				return false
+				return fmt.Errorf("node %s's trail differs from node %s's (%v)", n.ID(), kept[0].ID(), err)
 			}
 		}
-		return true
+		return nil
 	}
-	for deadline := time.Now().Add(30 * time.Second); !converged(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			for _, n := range kept {
-				j, err := trailOf(n)
-				t.Logf("node %s: %+v (%v)", n.ID(), j, err)
-			}
-			t.Fatal("the audit trails did not converge to the same records")
+	if err := testkit.Poll(context.Background(), 30*time.Second, converged); err != nil {
+		for _, n := range kept {
+			j, err := trailOf(n)
+			t.Logf("node %s: %+v (%v)", n.ID(), j, err)
 		}
+		t.Fatalf("the audit trails did not converge to the same records: %v", err)
 	}
 	byAction := map[restarea.AuditAction][]restarea.AuditRecord{}
 	for _, r := range trail {
@@ -185,42 +174,15 @@ func TestAuditAcrossCluster(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink several goroutines may write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Each operator action is logged with what it changed and where it came
 // from, and never with the token; a no-op says it changed nothing.
 func TestAuditLogsOperatorActions(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	n := testnode.Start(t, testnode.WithAdminToken(auditToken), testnode.WithConfig(func(c *server.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	}))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if st, err := n.ClusterStatus(context.Background()); err == nil && st.LogFormat == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the node did not switch to log format 3")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	res, err := n.Post(context.Background(), question(uuid.NewString()), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
+	testnode.WaitLogFormat(t, n, 3)
+	res, err := n.Post(context.Background(), testkit.Question("How do retries work?"), restarea.PostMeta{Source: "10.1.1.1", Channel: restarea.ChannelHTTP})
 	if err != nil {
 		t.Fatal(err)
 	}

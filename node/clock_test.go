@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -71,7 +70,7 @@ func (b *board) post(i int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	meta := restarea.PostMeta{Source: fmt.Sprintf("192.0.2.%d", i+1), Channel: restarea.ChannelHTTP}
-	res, err := b.nodes[i%len(b.nodes)].Post(ctx, question(uuid.NewString()), meta)
+	res, err := b.nodes[i%len(b.nodes)].Post(ctx, testkit.Question("How do retries work?"), meta)
 	switch {
 	case err == nil:
 		b.ids = append(b.ids, res.Entry.ID)
@@ -154,7 +153,7 @@ func newBoard(t *testing.T, nodes []*node.Node) *board {
 		b.post(i)
 	}
 	ctx := context.Background()
-	b.deleted = question(uuid.NewString())
+	b.deleted = testkit.Question("How do retries work?")
 	res, err := nodes[0].Post(ctx, b.deleted, restarea.PostMeta{Source: "192.0.2.100", Channel: restarea.ChannelHTTP})
 	if err != nil {
 		t.Fatal(err)
@@ -372,7 +371,7 @@ func TestRestartAfterOutage(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for i := 0; (i < 9 || !advanced) && time.Now().Before(deadline); i++ {
 		ctxp, cancel := context.WithTimeout(ctx, 15*time.Second)
-		res, err := nodes[i%3].Post(ctxp, question(uuid.NewString()), restarea.PostMeta{Source: fmt.Sprintf("192.0.2.%d", i%200+1), Channel: restarea.ChannelHTTP})
+		res, err := nodes[i%3].Post(ctxp, testkit.Question("How do retries work?"), restarea.PostMeta{Source: fmt.Sprintf("192.0.2.%d", i%200+1), Channel: restarea.ChannelHTTP})
 		cancel()
 		if err != nil {
 			if restarea.ErrorCode(err) == restarea.CodeUnavailable {

@@ -5,7 +5,6 @@ package node_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -96,17 +95,6 @@ func diskCluster(t *testing.T, full int, opts ...testnode.Option) ([]*node.Node,
 	return nodes, tmp
 }
 
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // waitFor reports whether cond holds within d (testkit.Poll).
 func waitFor(d time.Duration, cond func() bool) bool {
 	return testkit.Poll(context.Background(), d, func() error {
@@ -187,14 +175,14 @@ func testDiskFull(t *testing.T, nodes []*node.Node, full *node.Node, tmp string)
 	time.Sleep(time.Second) // writes and snapshots keep failing on the full node
 
 	// What the full node says, and that it still serves reads.
-	if code, body := get(t, full.URL()+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "disk full") {
-		t.Errorf("/readyz on the full node: %d %s", code, body)
+	if r := testkit.Get(t, full.URL()+"/readyz"); r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "disk full") {
+		t.Errorf("/readyz on the full node: %d %s", r.Status, r.Body)
 	}
-	if code, body := get(t, full.URL()+"/api/v1/threads/"+before); code != http.StatusOK {
-		t.Errorf("reading an old entry on the full node: %d %s", code, body)
+	if r := testkit.Get(t, full.URL()+"/api/v1/threads/"+before); r.Status != http.StatusOK {
+		t.Errorf("reading an old entry on the full node: %d %s", r.Status, r.Body)
 	}
-	if code, body := get(t, full.URL()+"/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz on the full node: %d %s (a restart would not free any space)", code, body)
+	if r := testkit.Get(t, full.URL()+"/healthz"); r.Status != http.StatusOK {
+		t.Errorf("/healthz on the full node: %d %s (a restart would not free any space)", r.Status, r.Body)
 	}
 	metrics := scrape(t, full)
 	for _, want := range []string{"restarea_data_dir_unwritable 1", "restarea_data_dir_write_failures_total"} {

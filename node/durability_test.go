@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
@@ -125,7 +123,7 @@ func TestKillAndRestartKeepsAcknowledgedWrites(t *testing.T) {
 	reqs := make([]restarea.PostRequest, 20)
 	ids := map[string]string{}
 	for i := range reqs {
-		reqs[i] = question(uuid.NewString())
+		reqs[i] = testkit.Question("How do retries work?")
 		reqs[i].Title = fmt.Sprintf("question %d", i)
 		code, data := postJSON(t, h.url, reqs[i])
 		if code != http.StatusCreated {
@@ -169,12 +167,11 @@ func TestRestartDoesNotReapply(t *testing.T) {
 	testnode.WaitReady(t, n)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelMCP}
-	q, err := n.Post(ctx, question(uuid.NewString()), meta)
+	q, err := n.Post(ctx, testkit.Question("How do retries work?"), meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: q.Entry.ID,
-		Body: "an answer", Actor: restarea.Actor{Name: "b"}, SubmissionMode: restarea.ModeManual}
+	reply := testkit.Reply(q.Entry.ID, "an answer")
 	if _, err := n.Post(ctx, reply, meta); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +209,7 @@ func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 	var qs []restarea.PostResult
 	var reqs []restarea.PostRequest
 	for i := range 5 {
-		r := question(uuid.NewString())
+		r := testkit.Question("How do retries work?")
 		r.Title = fmt.Sprintf("q%d", i)
 		res, err := src.Post(ctx, r, meta)
 		if err != nil {
@@ -220,9 +217,7 @@ func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 		}
 		qs, reqs = append(qs, res), append(reqs, r)
 		for j := range 3 {
-			_, err := src.Post(ctx, restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply,
-				ParentID: res.Entry.ID, Body: fmt.Sprintf("reply %d", j), Actor: restarea.Actor{Name: "r"},
-				SubmissionMode: restarea.ModeAssisted}, meta)
+			_, err := src.Post(ctx, testkit.Reply(res.Entry.ID, fmt.Sprintf("reply %d", j)), meta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +267,7 @@ func TestBackupRestoreIdenticalAnswers(t *testing.T) {
 		t.Fatalf("replay of deleted on restored node: %v", err)
 	}
 	// And the restored node takes new writes.
-	if _, err := dst.Post(ctx, question(uuid.NewString()), meta); err != nil {
+	if _, err := dst.Post(ctx, testkit.Question("How do retries work?"), meta); err != nil {
 		t.Fatalf("new post after restore: %v", err)
 	}
 }
@@ -298,7 +293,7 @@ func TestMachineCrashRebuildsStateFromSnapshotAndLog(t *testing.T) {
 	meta := restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelHTTP}
 	var reqs []restarea.PostRequest
 	for i := 0; i < 120; i++ {
-		req := question(uuid.NewString())
+		req := testkit.Question("How do retries work?")
 		if _, err := n.Post(ctx, req, meta); err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +307,7 @@ func TestMachineCrashRebuildsStateFromSnapshotAndLog(t *testing.T) {
 	})
 	// A few more after the snapshot, which only the log holds.
 	for i := 0; i < 5; i++ {
-		req := question(uuid.NewString())
+		req := testkit.Question("How do retries work?")
 		if _, err := n.Post(ctx, req, meta); err != nil {
 			t.Fatal(err)
 		}

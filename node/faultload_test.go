@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/node"
@@ -42,13 +40,6 @@ func newFaultLoad(t *testing.T) *faultLoad {
 		t: t, client: &http.Client{Timeout: 15 * time.Second},
 		acked: map[string]string{}, unknown: map[string]restarea.PostRequest{},
 		status: map[string]map[int]int{}, messages: map[string]string{}, lat: map[string][]time.Duration{},
-	}
-}
-
-func loadQuestion() restarea.PostRequest {
-	return restarea.PostRequest{
-		RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: "Is it stored once?",
-		Body: "A post made while a disk misbehaves.", Actor: restarea.Actor{Name: "fault-load"}, SubmissionMode: restarea.ModeAutonomous,
 	}
 }
 
@@ -116,7 +107,7 @@ func (l *faultLoad) run(ctx context.Context, nodes []*node.Node, workers int) *s
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				l.post(nodes[rand.IntN(len(nodes))], loadQuestion())
+				l.post(nodes[rand.IntN(len(nodes))], testkit.Question("Is it stored once?"))
 				time.Sleep(5 * time.Millisecond)
 			}
 		}()

@@ -5,24 +5,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
-
-func question(reqID string) restarea.PostRequest {
-	return restarea.PostRequest{
-		RequestID: reqID, Type: restarea.TypeQuestion, Title: "How do retries work?",
-		Body: "Tell me.", Actor: restarea.Actor{Name: "agent"}, SubmissionMode: restarea.ModeAutonomous,
-	}
-}
 
 func TestPostReplayRead(t *testing.T) {
 	n := testnode.Start(t)
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
-	req := question(uuid.NewString())
+	req := testkit.Question("How do retries work?")
 	first, err := n.Post(ctx, req, meta)
 	if err != nil || first.Replayed {
 		t.Fatalf("first post: %+v, %v", first, err)
@@ -44,7 +36,7 @@ func TestPostReplayRead(t *testing.T) {
 // replayed with the same id, one stored entry.
 func TestConcurrentIdenticalPosts(t *testing.T) {
 	n := testnode.Start(t)
-	req := question(uuid.NewString())
+	req := testkit.Question("How do retries work?")
 	const workers = 64
 	var wg sync.WaitGroup
 	results := make([]restarea.PostResult, workers)

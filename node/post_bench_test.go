@@ -11,9 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -32,7 +31,7 @@ func benchPost(b *testing.B, c *http.Client, url string, req restarea.PostReques
 }
 
 func benchQuestion() restarea.PostRequest {
-	q := question(uuid.NewString())
+	q := testkit.Question("How do retries work?")
 	q.Body = strings.Repeat("b", 512)
 	return q
 }

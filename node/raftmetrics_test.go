@@ -2,17 +2,16 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
@@ -20,16 +19,11 @@ import (
 // scrape returns n's /metrics page.
 func scrape(t *testing.T, n *node.Node) string {
 	t.Helper()
-	resp, err := http.Get(n.URL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	r := testkit.Get(t, n.URL()+"/metrics")
+	if r.Status != http.StatusOK {
+		t.Fatalf("/metrics: %d\n%s", r.Status, r.Body)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("/metrics: %d %v\n%s", resp.StatusCode, err, b)
-	}
-	return string(b)
+	return r.Body
 }
 
 // After a three-node cluster has committed posts and snapshotted, the
@@ -47,16 +41,14 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 		// On a loaded machine leadership can move during the posts: a
 		// client retries a 503 with the same request_id, through
 		// whichever node leads now.
-		req := question(uuid.NewString())
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		req := testkit.Question("How do retries work?")
+		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("post %d through the leader", i), func() error {
 			_, err := testnode.Leader(t, nodes).Post(ctx, req, meta)
-			if err == nil {
-				break
-			}
-			if !restarea.ErrorCode(err).Retryable() || time.Now().After(deadline) {
+			if err != nil && !restarea.ErrorCode(err).Retryable() {
 				t.Fatalf("post %d: %v", i, err)
 			}
-		}
+			return err
+		})
 	}
 	// want lists what the leader's page must carry.
 	want := func(leader *node.Node) []string {
@@ -97,11 +89,11 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 	// leadership may move: wait until the node leading at the time shows
 	// every family, a persisted snapshot, and each follower reports a
 	// heartbeat ago, well under a second.
-	var page string
 	var missing, stale []string
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	testkit.Poll(ctx, 60*time.Second, func() error {
 		leader := testnode.Leader(t, nodes)
-		page, missing, stale = scrape(t, leader), nil, nil
+		page := scrape(t, leader)
+		missing, stale = nil, nil
 		for _, w := range want(leader) {
 			if !strings.Contains(page, w) {
 				missing = append(missing, w)
@@ -115,10 +107,11 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 				stale = append(stale, fmt.Sprintf("follower %s: last contact %v s ago", f.ID(), secs))
 			}
 		}
-		if (len(missing) == 0 && len(stale) == 0 && leader.IsLeader()) || time.Now().After(deadline) {
-			break
+		if len(missing) > 0 || len(stale) > 0 || !leader.IsLeader() {
+			return errors.New("not yet")
 		}
-	}
+		return nil
+	})
 	if len(missing) > 0 {
 		t.Errorf("missing from the leader's /metrics: %q", missing)
 	}

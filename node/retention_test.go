@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -59,12 +58,12 @@ func TestRetentionWithInjectedClock(t *testing.T) {
 	}))
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "192.0.2.5", Channel: restarea.ChannelHTTP}
-	old := question(uuid.NewString())
+	old := testkit.Question("How do retries work?")
 	oldRes, err := n.Post(ctx, old, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deleted := question(uuid.NewString())
+	deleted := testkit.Question("How do retries work?")
 	delRes, err := n.Post(ctx, deleted, meta)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +73,7 @@ func TestRetentionWithInjectedClock(t *testing.T) {
 	}
 
 	c.advance(60 * 24 * time.Hour)
-	young, err := n.Post(ctx, question(uuid.NewString()), meta)
+	young, err := n.Post(ctx, testkit.Question("How do retries work?"), meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestLargeExpiryPassIsCounted(t *testing.T) {
 	meta := restarea.PostMeta{Source: "192.0.2.5", Channel: restarea.ChannelHTTP}
 	post := func(k int) {
 		for i := 0; i < k; i++ {
-			if _, err := n.Post(ctx, question(uuid.NewString()), meta); err != nil {
+			if _, err := n.Post(ctx, testkit.Question("How do retries work?"), meta); err != nil {
 				t.Fatal(err)
 			}
 		}

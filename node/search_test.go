@@ -1,11 +1,9 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/restarea/restarea"
@@ -41,42 +38,28 @@ type searchAnswer struct {
 
 func restSearch(t *testing.T, base string, params url.Values) (int, searchAnswer) {
 	t.Helper()
-	resp, err := http.Get(base + "/api/v1/search?" + params.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	r := testkit.Get(t, base+"/api/v1/search?"+params.Encode())
 	var a searchAnswer
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatalf("search answer %q: %v", b, err)
+	if err := json.Unmarshal([]byte(r.Body), &a); err != nil {
+		t.Fatalf("search answer %q: %v", r.Body, err)
 	}
-	return resp.StatusCode, a
+	return r.Status, a
 }
 
-func restPost(t *testing.T, base string, req map[string]any) restarea.Entry {
+// restPost posts req through the REST API and returns the stored entry.
+func restPost(t *testing.T, base string, req restarea.PostRequest) restarea.Entry {
 	t.Helper()
-	body, _ := json.Marshal(req)
-	resp, err := http.Post(base+"/api/v1/entries", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	r, e, _ := testkit.PostEntry(t, base, req)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("post: %d %s", r.Status, r.Body)
 	}
-	defer resp.Body.Close()
-	var a struct {
-		Data restarea.Entry `json:"data"`
-	}
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &a) != nil {
-		t.Fatalf("post: %d %s", resp.StatusCode, b)
-	}
-	return a.Data
+	return e
 }
 
-func searchQuestion(title, body, actor string) map[string]any {
-	return map[string]any{
-		"request_id": uuid.NewString(), "type": "question", "title": title, "body": body,
-		"actor": map[string]any{"name": actor}, "submission_mode": "autonomous",
-	}
+func searchQuestion(title, body, actor string) restarea.PostRequest {
+	q := testkit.Question(title)
+	q.Body, q.Actor = body, restarea.Actor{Name: actor}
+	return q
 }
 
 // TestSearchOverHTTP: REST search against a real node, right after the

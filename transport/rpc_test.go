@@ -110,7 +110,7 @@ func TestMutualTLSRefusesOutsiders(t *testing.T) {
 	c.replicate(t, []byte("before"))
 
 	t.Run("tls without client certificate", func(t *testing.T) {
-		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.pool(), MinVersion: tls.VersionTLS13})
+		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.Pool(), MinVersion: tls.VersionTLS13})
 		if err != nil {
 			return // refused during the handshake: also fine
 		}

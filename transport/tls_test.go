@@ -11,8 +11,8 @@ import (
 
 func TestLoadTLS(t *testing.T) {
 	p := newPKI(t)
-	cert, key := p.issue("node")
-	cfg, err := LoadTLS(cert, key, p.file)
+	cert, key := p.Issue("node")
+	cfg, err := LoadTLS(cert, key, p.CAFile)
 	if err != nil {
 		t.Fatalf("LoadTLS: %v", err)
 	}
@@ -20,8 +20,8 @@ func TestLoadTLS(t *testing.T) {
 		t.Fatalf("MinVersion %x ClientAuth %v; want TLS 1.3 and required client certs", cfg.MinVersion, cfg.ClientAuth)
 	}
 
-	otherCert, otherKey := newPKI(t).issue("foreign")
-	serverOnly, serverOnlyKey := p.issue("serveronly", x509.ExtKeyUsageServerAuth)
+	otherCert, otherKey := newPKI(t).Issue("foreign")
+	serverOnly, serverOnlyKey := p.Issue("serveronly", x509.ExtKeyUsageServerAuth)
 	garbage := filepath.Join(t.TempDir(), "garbage.pem")
 	if err := os.WriteFile(garbage, []byte("not pem"), 0o600); err != nil {
 		t.Fatal(err)
@@ -33,14 +33,14 @@ func TestLoadTLS(t *testing.T) {
 		cert, key, ca string
 		mustMention   string
 	}{
-		{"missing certificate", missing, key, p.file, missing},
-		{"missing key", cert, missing, p.file, missing},
+		{"missing certificate", missing, key, p.CAFile, missing},
+		{"missing key", cert, missing, p.CAFile, missing},
 		{"missing CA", cert, key, missing, missing},
-		{"garbage certificate", garbage, key, p.file, garbage},
-		{"key does not match", cert, otherKey, p.file, otherKey},
+		{"garbage certificate", garbage, key, p.CAFile, garbage},
+		{"key does not match", cert, otherKey, p.CAFile, otherKey},
 		{"garbage CA", cert, key, garbage, garbage},
-		{"certificate from another CA", otherCert, otherKey, p.file, otherCert},
-		{"certificate without client auth", serverOnly, serverOnlyKey, p.file, "client auth"},
+		{"certificate from another CA", otherCert, otherKey, p.CAFile, otherCert},
+		{"certificate without client auth", serverOnly, serverOnlyKey, p.CAFile, "client auth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadTLS(tc.cert, tc.key, tc.ca)

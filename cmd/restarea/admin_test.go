@@ -80,14 +80,7 @@ func deadURL(t *testing.T) string { return "http://" + testkit.FreeAddr(t) } // 
 
 func postQuestion(t *testing.T, n *node.Node, title string) restarea.Entry {
 	t.Helper()
-	res, err := n.Post(context.Background(), restarea.PostRequest{
-		RequestID: client.NewRequestID(), Type: restarea.TypeQuestion, Title: title, Body: "body of " + title,
-		Actor: restarea.Actor{Name: "admin-test"}, SubmissionMode: restarea.ModeAutonomous,
-	}, restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelHTTP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Entry
+	return testnode.Post(t, n, testkit.Question(title)).Entry
 }
 
 // TestAdminCLI runs every admin command as a process against a real

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
@@ -30,8 +28,7 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	src := testnode.Start(t, testnode.WithAdminToken(token))
 	ctx := context.Background()
 	meta := restarea.PostMeta{Source: "192.0.2.10", Channel: restarea.ChannelHTTP}
-	req := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: "kept across restore",
-		Body: "body", Actor: restarea.Actor{Name: "op"}, SubmissionMode: restarea.ModeManual}
+	req := testkit.Question("kept across restore")
 	first, err := src.Post(ctx, req, meta)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/certs"
 	"github.com/restarea/restarea/internal/server"
@@ -41,8 +39,7 @@ func issueTLS(t *testing.T, ca *certs.CA, name string) *tls.Config {
 
 func post(t *testing.T, n *node.Node, title string) string {
 	t.Helper()
-	req := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion, Title: title, Body: "body",
-		Actor: restarea.Actor{Name: "certs-test"}, SubmissionMode: restarea.ModeAutonomous}
+	req := testkit.Question(title)
 	meta := restarea.PostMeta{Source: "203.0.113.7", Channel: restarea.ChannelHTTP}
 	res := testkit.EventuallyValue(t, 30*time.Second, "a post through "+n.ID(), func() (restarea.PostResult, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
-	"github.com/restarea/restarea/internal/localcluster"
 )
 
 // The membership class adds its four kinds to a schedule, for clusters
@@ -141,22 +140,10 @@ func TestCheckMembers(t *testing.T) {
 // linearizable, no term had two leaders and every node lists the same
 // three members, the wiped follower under its new id.
 func TestMembershipLocal(t *testing.T) {
-	bin := buildBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{Binary: bin, Nodes: 3, Dir: t.TempDir(), Args: LocalArgs, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := NewLocal(c)
-	defer target.Close()
-	rep, err := Run(ctx, target, Config{
+	rep, _ := runLocal(t, 4*time.Minute, Config{
 		Workers: 4, Duration: 28 * time.Second, FaultEvery: 5 * time.Second, Seed: 1, Faults: []string{ClassMembership},
-		OutDir: t.TempDir(), Logger: testLogger(t), ProgressEvery: 5 * time.Second,
+		ProgressEvery: 5 * time.Second,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, v := range rep.Violations {
 		t.Errorf("violation: %+v", v)
 	}

@@ -17,13 +17,30 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// buildBinary returns the restarea binary, or skips with -short.
-func buildBinary(t *testing.T) string {
+// runLocal runs cfg against three node processes of the restarea binary
+// for at most d, as runInProcess does in process, and returns the report
+// and the cluster, its processes stopped (their log files remain). It
+// skips with -short.
+func runLocal(t *testing.T, d time.Duration, cfg Config) (*Report, *localcluster.Cluster) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts node processes; skipped with -short")
 	}
-	return testkit.Binary(t)
+	bin := testkit.Binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{Binary: bin, Nodes: 3, Dir: t.TempDir(), Args: LocalArgs, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := NewLocal(c)
+	defer target.Close()
+	cfg.OutDir, cfg.Logger = t.TempDir(), testLogger(t)
+	rep, err := Run(ctx, target, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, c
 }
 
 // A rolling restart of three node processes under load: every node is
@@ -32,22 +49,9 @@ func buildBinary(t *testing.T) string {
 // 503s and timeouts, and every acknowledged post is stored exactly once
 // on every node, in a linearizable history.
 func TestRollingRestartLocal(t *testing.T) {
-	bin := buildBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{Binary: bin, Nodes: 3, Dir: t.TempDir(), Args: LocalArgs, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := NewLocal(c)
-	defer target.Close()
-	rep, err := Run(ctx, target, Config{
-		Workers: 6, Duration: 2 * time.Second, Seed: 5, RollingRestart: true,
-		OutDir: t.TempDir(), Logger: testLogger(t), ProgressEvery: time.Second,
+	rep, c := runLocal(t, 2*time.Minute, Config{
+		Workers: 6, Duration: 2 * time.Second, Seed: 5, RollingRestart: true, ProgressEvery: time.Second,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("posts %v, restarts %d, leader changes %d, write unavailability %.0fms", rep.Posts, len(rep.Faults), rep.LeaderChanges, rep.WriteUnavailableMs)
 	for _, v := range rep.Violations {
 		t.Errorf("violation: %+v", v)

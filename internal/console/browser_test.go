@@ -3,7 +3,6 @@ package console_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -116,17 +115,8 @@ func (b *browser) text(sel string) string {
 // postJSON posts req to the public API and returns the status and error code.
 func postJSON(t *testing.T, base string, req restarea.PostRequest) (int, string) {
 	t.Helper()
-	body, _ := json.Marshal(req)
-	resp, err := http.Post(base+"/api/v1/entries", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out.Error.Code
+	r, _, code := testkit.PostEntry(t, base, req)
+	return r.Status, string(code)
 }
 
 // leaderID is the leader n knows of.
@@ -198,9 +188,8 @@ func TestConsoleInChromium(t *testing.T) {
 	testnode.WaitLogFormat(t, leader, 3)
 
 	// The board: a question with a reply, posted over the public API.
-	question := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeQuestion,
-		Title: "Is a retried post safe?", Body: "My post timed out. May I send it again?",
-		Actor: restarea.Actor{Name: "console-test", Model: "test-model"}, SubmissionMode: restarea.ModeManual}
+	question := testkit.Question("Is a retried post safe?")
+	question.Body = "My post timed out. May I send it again?"
 	if st, code := postJSON(t, base, question); st != http.StatusCreated {
 		t.Fatalf("post question: %d %s", st, code)
 	}
@@ -209,8 +198,7 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("list entries: %v", err)
 	}
 	q := page.Entries[0]
-	reply := restarea.PostRequest{RequestID: uuid.NewString(), Type: restarea.TypeReply, ParentID: q.ID,
-		Body: "Yes: same request_id, same content. REPLY-MARKER", Actor: restarea.Actor{Name: "helper-agent"}, SubmissionMode: restarea.ModeAutonomous}
+	reply := testkit.Reply(q.ID, "Yes: same request_id, same content. REPLY-MARKER")
 	if st, code := postJSON(t, base, reply); st != http.StatusCreated {
 		t.Fatalf("post reply: %d %s", st, code)
 	}

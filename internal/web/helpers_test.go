@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -105,26 +104,17 @@ type answer struct {
 	body   string
 }
 
+// noRedirect shows a redirect instead of following it.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 func do(t *testing.T, srv *httptest.Server, method, path string, header map[string]string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var pairs []string
 	for k, v := range header {
-		req.Header.Set(k, v)
+		pairs = append(pairs, k, v)
 	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	r := testkit.Do(t, noRedirect, method, srv.URL+path, "", pairs...)
+	return answer{status: r.Status, header: r.Header, body: r.Body}
 }
 
 func get(t *testing.T, srv *httptest.Server, path string) answer {

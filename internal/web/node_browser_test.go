@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/internal/web"
 )
@@ -29,21 +27,12 @@ func TestBrowserOnRunningNode(t *testing.T) {
 	}
 	n := testnode.Start(t)
 	ctx := context.Background()
-	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
-	post := func(req restarea.PostRequest) restarea.Entry {
-		req.RequestID = uuid.NewString()
-		req.Actor = restarea.Actor{Name: "browser-test"}
-		req.SubmissionMode = restarea.ModeManual
-		res, err := n.Post(ctx, req, meta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Entry
-	}
 	const replyBody = "Yes: same request_id, same content.\n\n```go\nfmt.Println(\"retry\")\n```\n\nSee [the guide](https://rest.example/guide) and [this](javascript:alert(1))."
-	q := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "タイムアウトした投稿は再送してよい? <script>alert(1)</script>", Body: "Is a retry safe?"})
-	r := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: replyBody})
-	h := post(restarea.PostRequest{Type: restarea.TypeReply, ParentID: q.ID, Body: "HIDDEN REPLY BODY"})
+	ask := testkit.Question("タイムアウトした投稿は再送してよい? <script>alert(1)</script>")
+	ask.Body = "Is a retry safe?"
+	q := testnode.Post(t, n, ask).Entry
+	r := testnode.Post(t, n, testkit.Reply(q.ID, replyBody)).Entry
+	h := testnode.Post(t, n, testkit.Reply(q.ID, "HIDDEN REPLY BODY")).Entry
 	if _, err := n.HideEntry(ctx, h.ID); err != nil {
 		t.Fatal(err)
 	}

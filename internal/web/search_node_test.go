@@ -2,29 +2,22 @@ package web_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/internal/web"
 )
 
-func getPage(t *testing.T, u string) (*http.Response, string) {
+func getPage(t *testing.T, u string) (testkit.Response, string) {
 	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	r := testkit.Get(t, u)
+	return r, r.Body
 }
 
 // TestSearchPageOnRunningNode: the box on / and the results page of a
@@ -34,31 +27,25 @@ func getPage(t *testing.T, u string) (*http.Response, string) {
 func TestSearchPageOnRunningNode(t *testing.T) {
 	n := testnode.Start(t)
 	ctx := context.Background()
-	meta := restarea.PostMeta{Source: "127.0.0.1", Channel: restarea.ChannelHTTP}
-	post := func(req restarea.PostRequest) restarea.Entry {
-		req.RequestID = uuid.NewString()
-		req.Actor = restarea.Actor{Name: "search-page"}
-		req.SubmissionMode = restarea.ModeManual
-		res, err := n.Post(ctx, req, meta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Entry
+	post := func(title, body string) restarea.Entry {
+		req := testkit.Question(title)
+		req.Body = body
+		return testnode.Post(t, n, req).Entry
 	}
-	q := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "Retries <b>bold</b>", Body: "A timeout happened, then I retried <script>alert(1)</script> with the same request_id."})
-	h := post(restarea.PostRequest{Type: restarea.TypeQuestion, Title: "HIDDEN QUESTION", Body: "a retried post that is hidden"})
+	q := post("Retries <b>bold</b>", "A timeout happened, then I retried <script>alert(1)</script> with the same request_id.")
+	h := post("HIDDEN QUESTION", "a retried post that is hidden")
 	if _, err := n.HideEntry(ctx, h.ID); err != nil {
 		t.Fatal(err)
 	}
 
 	home, body := getPage(t, n.URL()+"/")
-	if home.StatusCode != 200 || !strings.Contains(body, `action="/search"`) || !strings.Contains(body, `name="q"`) {
-		t.Fatalf("home has no search box: %d", home.StatusCode)
+	if home.Status != 200 || !strings.Contains(body, `action="/search"`) || !strings.Contains(body, `name="q"`) {
+		t.Fatalf("home has no search box: %d", home.Status)
 	}
 	u := n.URL() + "/search?q=" + url.QueryEscape("retrying")
 	resp, page := getPage(t, u)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, page)
+	if resp.Status != 200 {
+		t.Fatalf("GET %s: %d %s", u, resp.Status, page)
 	}
 	if resp.Header.Get("Content-Security-Policy") == "" || resp.Header.Get("Content-Security-Policy") != home.Header.Get("Content-Security-Policy") {
 		t.Fatalf("CSP %q, home's %q", resp.Header.Get("Content-Security-Policy"), home.Header.Get("Content-Security-Policy"))
@@ -73,11 +60,11 @@ func TestSearchPageOnRunningNode(t *testing.T) {
 			t.Errorf("results page shows %q", bad)
 		}
 	}
-	if resp, _ := getPage(t, n.URL()+"/search?q="+strings.Repeat("x", 501)); resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("overlong q: %d, want 400", resp.StatusCode)
+	if resp, _ := getPage(t, n.URL()+"/search?q="+strings.Repeat("x", 501)); resp.Status != http.StatusBadRequest {
+		t.Errorf("overlong q: %d, want 400", resp.Status)
 	}
-	if resp, page := getPage(t, n.URL()+"/search"); resp.StatusCode != 200 || !strings.Contains(page, `name="q"`) {
-		t.Errorf("empty search page: %d", resp.StatusCode)
+	if resp, page := getPage(t, n.URL()+"/search"); resp.Status != 200 || !strings.Contains(page, `name="q"`) {
+		t.Errorf("empty search page: %d", resp.Status)
 	}
 
 	bin := web.FindBrowser()

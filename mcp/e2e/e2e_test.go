@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/mcp"
 )
@@ -27,11 +28,12 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
+// question returns post_entry arguments (a REST body too) with request_id
+// rid and always the same content.
 func question(rid string) map[string]any {
-	return map[string]any{
-		"request_id": rid, "type": "question", "title": "same", "body": "same body",
-		"actor": map[string]any{"name": "e2e"}, "submission_mode": "autonomous",
-	}
+	q := testkit.Question("same")
+	q.RequestID = rid
+	return testkit.Args(q)
 }
 
 // answer is what either channel said: the status and the entry.
