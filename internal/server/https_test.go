@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,7 +172,7 @@ func TestPublicPortHTTPSConnectionCap(t *testing.T) {
 	open := func(want int) {
 		t.Helper()
 		testkit.Eventually(t, 20*time.Second, fmt.Sprintf("%d connections open", want), func() error {
-			r := testkit.Get(t, other, n.URL()+"/metrics")
+			r := testkit.Do(t, other, http.MethodGet, n.URL()+"/metrics", "")
 			for _, line := range strings.Split(r.Body, "\n") {
 				if v, ok := strings.CutPrefix(line, "restarea_http_connections_open "); ok {
 					if v != strconv.Itoa(want+1) {

@@ -37,8 +37,8 @@ func TestThreadPartsOnRunningNode(t *testing.T) {
 			t.Fatal("the parts do not end")
 		}
 		resp, body := getPage(t, u)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: status %d", u, resp.StatusCode)
+		if resp.Status != 200 {
+			t.Fatalf("%s: status %d", u, resp.Status)
 		}
 		part := ids.FindAllStringSubmatch(body, -1)
 		sizes = append(sizes, len(part))
