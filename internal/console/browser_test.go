@@ -49,9 +49,18 @@ type browser struct {
 	shots string
 }
 
+// browserStep bounds one browser action and browserSession the whole
+// test: bounds against a browser that hangs, generous enough for a
+// machine whose cores are busy (Chromium under load takes seconds to lay
+// out a page).
+const (
+	browserStep    = 90 * time.Second
+	browserSession = 10 * time.Minute
+)
+
 func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStep)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		loc, _ := chromedp.Run(b.ctx, chromedp.Location())
@@ -61,7 +70,7 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 
 func run[T any](b *browser, a chromedp.Action[T]) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStep)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
@@ -88,7 +97,7 @@ func (b *browser) shot(name string) {
 // returns that page's HTTP status.
 func (b *browser) click(sel string) int64 {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStep)
 	defer cancel()
 	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel)))
 	if err != nil {
@@ -199,6 +208,7 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	q := page.Entries[0]
 	reply := testkit.Reply(q.ID, "Yes: same request_id, same content. REPLY-MARKER")
+	reply.Actor.Name = "helper-agent" // the actor filter below finds it by this name
 	if st, code := postJSON(t, base, reply); st != http.StatusCreated {
 		t.Fatalf("post reply: %d %s", st, code)
 	}
@@ -211,7 +221,7 @@ func TestConsoleInChromium(t *testing.T) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bctx, bcancel := context.WithTimeout(context.Background(), 150*time.Second)
+	bctx, bcancel := context.WithTimeout(context.Background(), browserSession)
 	defer bcancel()
 	actx, acancel := chromedp.NewExecAllocator(bctx,
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
@@ -396,9 +406,10 @@ func TestConsoleInChromium(t *testing.T) {
 	// Handing leadership over, to whichever voter is most up to date.
 	before := leaderID(t, other)
 	b.follow(`form[action="/admin/cluster/transfer"] button`, "p.notice")
-	testkit.Eventually(t, 30*time.Second, "leadership to move", func() error {
+	notice := b.text("p.notice")
+	testkit.Eventually(t, time.Minute, "leadership to move", func() error {
 		if id := leaderID(t, other); id == before || id == "" {
-			return fmt.Errorf("leader %q (was %s)", id, before)
+			return fmt.Errorf("leader %q (was %s; the console said %q)", id, before, notice)
 		}
 		return nil
 	})

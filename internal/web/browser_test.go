@@ -73,7 +73,7 @@ func TestBrowserThreadPage(t *testing.T) {
 	if d := os.Getenv("RESTAREA_SCREENSHOT_DIR"); d != "" {
 		shots = d
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // against a hung browser; generous for busy cores
 	defer cancel()
 
 	dom := runBrowser(ctx, t, bin, dir, "--dump-dom", url)
