@@ -27,9 +27,7 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 		if wait, ok, err := admitSource(tx, p.Source, now, settings.PerSourceLimit); err != nil {
 			return nil, err
 		} else if !ok {
-			return refuse(restarea.CodeRateLimited, wait,
-				"too many post attempts from this source (limit %d per %ds); retry after the delay with the same request_id",
-				settings.PerSourceLimit.Count, settings.PerSourceLimit.WindowSeconds), nil
+			return rateLimited(wait, settings.PerSourceLimit), nil
 		}
 	}
 
