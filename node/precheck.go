@@ -1,0 +1,91 @@
+package node
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
+)
+
+// preCheck keeps posts the state machine would refuse out of the log. The
+// leader, which stamps every command, reads the per-source limit's answer
+// for a post from its own state at the time it stamped (fsm.SourceRefusal)
+// and, when that is a refusal it can be certain of, answers it without
+// appending the post: a refused post does not grow the raft log of every
+// node by its body. A refusal by the per-source limit changes nothing in
+// the state (the attempt is not recorded), so a post answered here leaves
+// the same state as one the state machine refused. Every other answer is
+// still decided in the state machine; docs/public-port.md says why the
+// later checks are not read beforehand.
+type preCheck struct {
+	// stamped is the latest time (Unix ns) this node stamped on a command
+	// it proposed: a command it appends later applies at that time or
+	// later (fsm.advanceClock), so a refusal is read at it.
+	stamped atomic.Int64
+	// refused counts posts answered by the pre-check.
+	refused prometheus.Counter
+}
+
+func newPreCheck(reg prometheus.Registerer) *preCheck {
+	p := &preCheck{refused: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "restarea_posts_refused_unlogged_total",
+		Help: "Posts this node, as leader, answered with the state machine's refusal (the per-source limit) without appending them to the raft log. They are also counted in restarea_posts_total by the node that received them.",
+	})}
+	reg.MustRegister(p.refused)
+	return p
+}
+
+// noteStamp records t as stamped on a command about to be proposed.
+func (p *preCheck) noteStamp(t int64) {
+	for {
+		cur := p.stamped.Load()
+		if t <= cur || p.stamped.CompareAndSwap(cur, t) {
+			return
+		}
+	}
+}
+
+// refusal returns the state machine's answer for cmd, stamped and about
+// to be proposed by this leader, when that answer is certainly a refusal
+// by the per-source limit; nil otherwise (propose it). It is certain when
+//   - the time is an upper bound of the command's time in the state
+//     machine: the stamp, the state's clock or a later stamp of this
+//     leader, whichever is latest, and attempts only leave a window as
+//     time passes;
+//   - the state read holds every attempt and settings change committed
+//     before the post arrived: the leader confirms its leadership and
+//     waits until its state reflects the commit index (a strong read's
+//     barrier). Attempts committed later only add to the count; a
+//     settings change still in flight is concurrent with the post, which
+//     may be ordered before it.
+//
+// The cheap look at the last committed state comes first, so an admitted
+// post costs one read transaction and no barrier; only a post that looks
+// refused pays for the barrier (a heartbeat round, no disk write).
+func (n *Node) refusal(ctx context.Context, cmd *fsm.Command) *fsm.Result {
+	p := cmd.Post
+	if cmd.Op != fsm.OpPost || p == nil || p.ByOperator || !restarea.ValidUUID(p.NewID) || !restarea.ValidUUID(p.Request.RequestID) {
+		return nil // not subject to the limit, or refused by the state machine before it
+	}
+	at := func() int64 { return max(cmd.Time, n.pre.stamped.Load()) }
+	if res, _, err := n.fsm.SourceRefusal(p.Source, at(), false); err != nil || res == nil {
+		return nil
+	}
+	index, err := n.leaderReadIndex()
+	if err != nil || n.waitApplied(ctx, index) != nil {
+		return nil // not certain: the state machine decides
+	}
+	// The state machine has applied every command up to index (the
+	// entries after its own applied index, if any, are ones it never
+	// sees); a read must reflect all it applied.
+	applied := n.fsm.AppliedIndex()
+	res, read, err := n.fsm.SourceRefusal(p.Source, at(), true)
+	if err != nil || res == nil || read < applied {
+		return nil // admitted after all, or the state file lags (a stall)
+	}
+	n.pre.refused.Inc()
+	return res
+}
