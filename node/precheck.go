@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -27,7 +29,19 @@ type preCheck struct {
 	stamped atomic.Int64
 	// refused counts posts answered by the pre-check.
 	refused prometheus.Counter
+
+	// over holds the sources the limit refused lately, until their window
+	// frees a slot (Unix ns). The cheap look reads the last committed
+	// state, which can miss the attempts of the open group (fsm/group.go):
+	// a source found here is looked at closely even when the cheap look
+	// admits it. It is only a hint (the close look decides), so a source
+	// left out when it is full costs a proposal, never a wrong answer.
+	mu   sync.Mutex
+	over map[string]int64
 }
+
+// maxOverSources bounds the hint's memory (about 100 bytes a source).
+const maxOverSources = 4096
 
 func newPreCheck(reg prometheus.Registerer) *preCheck {
 	p := &preCheck{refused: prometheus.NewCounter(prometheus.CounterOpts{
@@ -36,6 +50,42 @@ func newPreCheck(reg prometheus.Registerer) *preCheck {
 	})}
 	reg.MustRegister(p.refused)
 	return p
+}
+
+// noteRefused remembers, at time now, that the limit refused source
+// until until.
+func (p *preCheck) noteRefused(source string, now, until int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.over == nil {
+		p.over = make(map[string]int64)
+	}
+	if _, ok := p.over[source]; !ok && len(p.over) >= maxOverSources {
+		for s, u := range p.over {
+			if u <= now {
+				delete(p.over, s)
+			}
+		}
+		if len(p.over) >= maxOverSources {
+			return
+		}
+	}
+	p.over[source] = max(p.over[source], until)
+}
+
+// overLimit reports whether the limit refused source lately, with a slot
+// still not free at now.
+func (p *preCheck) overLimit(source string, now int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.over[source] > now
+}
+
+// observe notes a post the state machine refused by the limit.
+func (p *preCheck) observe(cmd *fsm.Command, res *fsm.Result) {
+	if cmd.Op == fsm.OpPost && cmd.Post != nil && res != nil && res.Err != nil && res.Err.Code == restarea.CodeRateLimited {
+		p.noteRefused(cmd.Post.Source, cmd.Time, cmd.Time+int64(res.Err.RetryAfterSec*float64(time.Second)))
+	}
 }
 
 // noteStamp records t as stamped on a command about to be proposed.
@@ -62,16 +112,17 @@ func (p *preCheck) noteStamp(t int64) {
 //     settings change still in flight is concurrent with the post, which
 //     may be ordered before it.
 //
-// The cheap look at the last committed state comes first, so an admitted
-// post costs one read transaction and no barrier; only a post that looks
-// refused pays for the barrier (a heartbeat round, no disk write).
+// The cheap look at the last committed state (and at the sources refused
+// lately) comes first, so an admitted post costs one read transaction and
+// no barrier; only a post that looks refused pays for the barrier (a
+// heartbeat round, no disk write).
 func (n *Node) refusal(ctx context.Context, cmd *fsm.Command) *fsm.Result {
 	p := cmd.Post
 	if cmd.Op != fsm.OpPost || p == nil || p.ByOperator || !restarea.ValidUUID(p.NewID) || !restarea.ValidUUID(p.Request.RequestID) {
 		return nil // not subject to the limit, or refused by the state machine before it
 	}
 	at := func() int64 { return max(cmd.Time, n.pre.stamped.Load()) }
-	if res, _, err := n.fsm.SourceRefusal(p.Source, at(), false); err != nil || res == nil {
+	if res, _, err := n.fsm.SourceRefusal(p.Source, at(), false); err != nil || (res == nil && !n.pre.overLimit(p.Source, at())) {
 		return nil
 	}
 	index, err := n.leaderReadIndex()
@@ -87,5 +138,6 @@ func (n *Node) refusal(ctx context.Context, cmd *fsm.Command) *fsm.Result {
 		return nil // admitted after all, or the state file lags (a stall)
 	}
 	n.pre.refused.Inc()
+	n.pre.observe(cmd, res)
 	return res
 }

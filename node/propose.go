@@ -153,6 +153,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 	if !ok || res == nil {
 		return nil, unavailable("the write was committed but its result is unknown; retry with the same request_id")
 	}
+	n.pre.observe(cmd, res)
 	return res, nil
 }
 
