@@ -29,9 +29,14 @@ type preCheck struct {
 	stamped atomic.Int64
 	// refused counts posts answered by the pre-check.
 	refused prometheus.Counter
+	// term is the raft term in which this node, as leader, has read its
+	// state closely once: from then on every post it applies is its own,
+	// and observe sees each result, so the hint below is complete but
+	// for the attempts of earlier terms, which the close look committed.
+	term atomic.Uint64
 
-	// over holds the sources the limit refused lately, until their window
-	// frees a slot (Unix ns). The cheap look reads the last committed
+	// over holds the sources the limit refused lately, or whose window a
+	// post just filled, until their window frees a slot (Unix ns). The cheap look reads the last committed
 	// state, which can miss the attempts of the open group (fsm/group.go):
 	// a source found here is looked at closely even when the cheap look
 	// admits it. It is only a hint (the close look decides), so a source
@@ -81,10 +86,18 @@ func (p *preCheck) overLimit(source string, now int64) bool {
 	return p.over[source] > now
 }
 
-// observe notes a post the state machine refused by the limit.
+// observe notes a post whose source the limit refused, or whose attempt
+// filled its source's window: the source's next post may be refused
+// before the cheap look can tell.
 func (p *preCheck) observe(cmd *fsm.Command, res *fsm.Result) {
-	if cmd.Op == fsm.OpPost && cmd.Post != nil && res != nil && res.Err != nil && res.Err.Code == restarea.CodeRateLimited {
+	if cmd.Op != fsm.OpPost || cmd.Post == nil || res == nil {
+		return
+	}
+	switch {
+	case res.Err != nil && res.Err.Code == restarea.CodeRateLimited:
 		p.noteRefused(cmd.Post.Source, cmd.Time, cmd.Time+int64(res.Err.RetryAfterSec*float64(time.Second)))
+	case res.SourceFull > 0:
+		p.noteRefused(cmd.Post.Source, cmd.Time, cmd.Time+int64(res.SourceFull))
 	}
 }
 
@@ -114,15 +127,17 @@ func (p *preCheck) noteStamp(t int64) {
 //
 // The cheap look at the last committed state (and at the sources refused
 // lately) comes first, so an admitted post costs one read transaction and
-// no barrier; only a post that looks refused pays for the barrier (a
-// heartbeat round, no disk write).
+// no barrier; only a post that looks refused, or the first of a new
+// leader's term, pays for the barrier (a heartbeat round, no disk write).
 func (n *Node) refusal(ctx context.Context, cmd *fsm.Command) *fsm.Result {
 	p := cmd.Post
 	if cmd.Op != fsm.OpPost || p == nil || p.ByOperator || !restarea.ValidUUID(p.NewID) || !restarea.ValidUUID(p.Request.RequestID) {
 		return nil // not subject to the limit, or refused by the state machine before it
 	}
 	at := func() int64 { return max(cmd.Time, n.pre.stamped.Load()) }
-	if res, _, err := n.fsm.SourceRefusal(p.Source, at(), false); err != nil || (res == nil && !n.pre.overLimit(p.Source, at())) {
+	term := n.raft.CurrentTerm()
+	look, _, err := n.fsm.SourceRefusal(p.Source, at(), false)
+	if err != nil || (look == nil && !n.pre.overLimit(p.Source, at()) && n.pre.term.Load() == term) {
 		return nil
 	}
 	index, err := n.leaderReadIndex()
@@ -134,8 +149,12 @@ func (n *Node) refusal(ctx context.Context, cmd *fsm.Command) *fsm.Result {
 	// sees); a read must reflect all it applied.
 	applied := n.fsm.AppliedIndex()
 	res, read, err := n.fsm.SourceRefusal(p.Source, at(), true)
-	if err != nil || res == nil || read < applied {
-		return nil // admitted after all, or the state file lags (a stall)
+	if err != nil || read < applied {
+		return nil // the state file lags (a stall)
+	}
+	n.pre.term.Store(term)
+	if res == nil {
+		return nil // admitted after all
 	}
 	n.pre.refused.Inc()
 	n.pre.observe(cmd, res)
