@@ -102,6 +102,11 @@ type Result struct {
 	Audit *restarea.AuditRecord `json:"audit,omitempty"`
 	// Err is the decision when the command was refused.
 	Err *ResultError `json:"error,omitempty"`
+	// SourceFull is set on a post the per-source limit admitted that
+	// filled its source's window: how long until the window frees a slot.
+	// It is a hint for the leader that applied it (node/precheck.go), not
+	// part of the decision, and is never sent.
+	SourceFull time.Duration `json:"-"`
 }
 
 // ResultError is a refusal decided by the state machine.

@@ -17,6 +17,39 @@ import (
 // every node and survives leader changes.
 func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (time.Duration, bool, error) {
 	b := tx.Bucket(bSources)
+	key := sourceKey(source)
+	v := b.Get(key)
+	if wait, ok := sourceVerdict(v, now, limit); !ok {
+		return wait, false, nil
+	}
+	if limit.Count > exactSourceLimit {
+		return 0, true, recordSlotted(b, key, v, now, limit)
+	}
+	cut := now - int64(limit.Window())
+	if isSlotted(v) {
+		// The limit was lowered past exactSourceLimit: convert (rare).
+		times := attemptTimes(v)
+		i := 0
+		for i < len(times) && times[i] <= cut {
+			i++
+		}
+		return 0, true, b.Put(key, packTimes(append(times[i:], now)))
+	}
+	// The common case works on the stored bytes directly, so an attempt
+	// costs one allocation (the new value) instead of three.
+	n := len(v) / 8
+	i := 0
+	for i < n && int64(binary.BigEndian.Uint64(v[8*i:])) <= cut {
+		i++
+	}
+	buf := make([]byte, 8*(n-i+1))
+	copy(buf, v[8*i:8*n])
+	binary.BigEndian.PutUint64(buf[8*(n-i):], uint64(now))
+	return 0, true, b.Put(key, buf)
+}
+
+// sourceKey is the key of a source's attempts in bSources.
+func sourceKey(source string) []byte {
 	key := []byte(source)
 	switch {
 	case len(key) == 0:
@@ -27,17 +60,59 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 		h := sha256.Sum256(key)
 		key = h[:]
 	}
+	return key
+}
+
+// sourceVerdict is the per-source limit's decision for an attempt at now,
+// given the source's stored record v: admitted, or refused with the delay
+// until the window frees a slot. It only reads v: admitSource records an
+// admitted attempt after it, and SourceRefusal asks it without applying
+// anything, so the two cannot disagree.
+func sourceVerdict(v []byte, now int64, limit restarea.Limit) (time.Duration, bool) {
+	window := int64(limit.Window())
+	cut := now - window
 	if limit.Count > exactSourceLimit {
-		return admitSlotted(b, key, now, limit)
+		// The live slots are those that start inside the window, in stored
+		// order (not necessarily time order: the width changes with the
+		// window); the first live one frees the window.
+		sum, first, live := int64(0), int64(0), false
+		count := func(s slot) {
+			if s.start > cut {
+				if !live {
+					first, live = s.start, true
+				}
+				sum += s.count
+			}
+		}
+		if isSlotted(v) {
+			// Read from the stored bytes: no allocation per attempt.
+			for o := 8; o+16 <= len(v); o += 16 {
+				count(slot{int64(binary.BigEndian.Uint64(v[o:])), int64(binary.BigEndian.Uint64(v[o+8:]))})
+			}
+		} else {
+			// An exact list: the limit was just raised past exactSourceLimit.
+			for _, s := range attemptSlots(v, window/sourceSlots) {
+				count(s)
+			}
+		}
+		if sum >= int64(limit.Count) {
+			return time.Duration(max(first+window-now, int64(time.Millisecond))), false
+		}
+		return 0, true
 	}
-	v := b.Get(key)
-	cut := now - int64(limit.Window())
 	if isSlotted(v) {
-		// The limit was lowered past exactSourceLimit: convert (rare).
-		return admitTimes(b, key, attemptTimes(v), now, cut, limit)
+		// The limit was lowered past exactSourceLimit (rare).
+		times := attemptTimes(v)
+		i := 0
+		for i < len(times) && times[i] <= cut {
+			i++
+		}
+		if live := len(times) - i; live >= limit.Count {
+			return time.Duration(times[len(times)-limit.Count] + window - now), false
+		}
+		return 0, true
 	}
-	// The common case works on the stored bytes directly, so an attempt
-	// costs one allocation (the new value) instead of three.
+	// The common case reads the stored bytes directly, without a copy.
 	n := len(v) / 8
 	i := 0
 	for i < n && int64(binary.BigEndian.Uint64(v[8*i:])) <= cut {
@@ -45,27 +120,9 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 	}
 	if live := n - i; live >= limit.Count {
 		oldest := int64(binary.BigEndian.Uint64(v[8*(n-limit.Count):]))
-		return time.Duration(oldest + int64(limit.Window()) - now), false, nil
+		return time.Duration(oldest + window - now), false
 	}
-	buf := make([]byte, 8*(n-i+1))
-	copy(buf, v[8*i:8*n])
-	binary.BigEndian.PutUint64(buf[8*(n-i):], uint64(now))
-	return 0, true, b.Put(key, buf)
-}
-
-// admitTimes is admitSource on a list of attempt times.
-func admitTimes(b *bolt.Bucket, key []byte, times []int64, now, cut int64, limit restarea.Limit) (time.Duration, bool, error) {
-	i := 0
-	for i < len(times) && times[i] <= cut {
-		i++
-	}
-	times = times[i:]
-	if len(times) >= limit.Count {
-		oldest := times[len(times)-limit.Count]
-		return time.Duration(oldest + int64(limit.Window()) - now), false, nil
-	}
-	times = append(times, now)
-	return 0, true, b.Put(key, packTimes(times))
+	return 0, true
 }
 
 // Up to exactSourceLimit attempts per window the record is the exact list
@@ -86,13 +143,14 @@ type slot struct{ start, count int64 }
 
 func isSlotted(v []byte) bool { return len(v) >= 8 && bytes.Equal(v[:8], slotMagic) }
 
-func admitSlotted(b *bolt.Bucket, key []byte, now int64, limit restarea.Limit) (time.Duration, bool, error) {
+// recordSlotted records an admitted attempt in a slotted record (v is the
+// stored one, slotted or an exact list to convert).
+func recordSlotted(b *bolt.Bucket, key, v []byte, now int64, limit restarea.Limit) error {
 	window := int64(limit.Window())
 	width := window / sourceSlots
 	cut := now - window
 	// Slots are read from the stored bytes where possible; only an exact
 	// list (the limit was just raised past exactSourceLimit) is converted.
-	v := b.Get(key)
 	var conv []slot
 	n := 0
 	if isSlotted(v) {
@@ -108,24 +166,13 @@ func admitSlotted(b *bolt.Bucket, key []byte, now int64, limit restarea.Limit) (
 		o := 8 + 16*i
 		return slot{int64(binary.BigEndian.Uint64(v[o:])), int64(binary.BigEndian.Uint64(v[o+8:]))}
 	}
-	// The live slots are those that start inside the window, in stored
-	// order (not necessarily time order: the width changes with the
-	// window). The first live one frees the window; the last live one
-	// absorbs this attempt if it is the current slot.
-	sum, live, first, last := int64(0), 0, int64(0), -1
+	// The last live slot absorbs this attempt if it is the current slot.
+	live, last := 0, -1
 	for i := range n {
-		if s := at(i); s.start > cut {
-			if live == 0 {
-				first = s.start
-			}
+		if at(i).start > cut {
 			live++
-			sum += s.count
 			last = i
 		}
-	}
-	if sum >= int64(limit.Count) {
-		wait := first + window - now
-		return time.Duration(max(wait, int64(time.Millisecond))), false, nil
 	}
 	cur := now - now%width
 	grow := last < 0 || at(last).start != cur
@@ -150,7 +197,7 @@ func admitSlotted(b *bolt.Bucket, key []byte, now int64, limit restarea.Limit) (
 		buf = binary.BigEndian.AppendUint64(buf, uint64(cur))
 		buf = binary.BigEndian.AppendUint64(buf, 1)
 	}
-	return 0, true, b.Put(key, buf)
+	return b.Put(key, buf)
 }
 
 // attemptSlots reads a record as slots of the given width, converting an

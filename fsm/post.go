@@ -16,22 +16,37 @@ const writesDisabledRetry = 30 * time.Second
 // applyPost runs the checks of docs/contract.md §2 in their order: the
 // per-source limit, the match against stored requests, admission, store.
 func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*Result, error) {
+	settings := getSettings(tx)
+
+	// 1. Per-source limit: every attempt counts, replays included.
+	var full time.Duration
+	if !p.ByOperator {
+		limit := settings.PerSourceLimit
+		if wait, ok, err := admitSource(tx, p.Source, now, limit); err != nil {
+			return nil, err
+		} else if !ok {
+			return rateLimited(wait, limit), nil
+		}
+		// Whether this attempt filled the window: the leader then looks
+		// closely at the source's next post (node/precheck.go).
+		if wait, ok := sourceVerdict(tx.Bucket(bSources).Get(sourceKey(p.Source)), now, limit); !ok {
+			full = wait
+		}
+	}
+	res, err := f.admitPost(tx, index, now, p, settings)
+	if res != nil {
+		res.SourceFull = full
+	}
+	return res, err
+}
+
+// admitPost runs the checks of a post after the per-source limit: the
+// match against stored requests, admission, store.
+func (f *FSM) admitPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand, settings storedSettings) (*Result, error) {
 	req := &p.Request
 	// Keys are converted once: bbolt copies a key it stores, so one []byte
 	// serves every lookup and write of the same key.
 	rid := []byte(req.RequestID)
-	settings := getSettings(tx)
-
-	// 1. Per-source limit: every attempt counts, replays included.
-	if !p.ByOperator {
-		if wait, ok, err := admitSource(tx, p.Source, now, settings.PerSourceLimit); err != nil {
-			return nil, err
-		} else if !ok {
-			return refuse(restarea.CodeRateLimited, wait,
-				"too many post attempts from this source (limit %d per %ds); retry after the delay with the same request_id",
-				settings.PerSourceLimit.Count, settings.PerSourceLimit.WindowSeconds), nil
-		}
-	}
 
 	// 2. Match against stored requests.
 	if v := tx.Bucket(bTombs).Get(rid); v != nil {

@@ -73,6 +73,7 @@ type Node struct {
 	// config (snapshot threshold, reluctant election timeouts).
 	raftConfMu sync.Mutex
 	clock      *clockGuard
+	pre        *preCheck // posts refused before they are proposed
 
 	fwd forwardQueue // writes waiting to go to the leader (forward.go)
 	// ack is read-your-writes for the writes this node answered.
@@ -129,6 +130,7 @@ func (n *Node) open() error {
 	}
 	n.id = id
 	n.met = newMetrics(n.reg)
+	n.pre = newPreCheck(n.reg)
 	n.openDiskWatch()
 
 	n.fsm, err = fsm.Open(filepath.Join(cfg.DataDir, "state.db"), fsm.Options{

@@ -120,6 +120,10 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 		}
 		cmd.Post.NewID = id.String()
 	}
+	if res := n.refusal(ctx, cmd); res != nil {
+		return res, nil // certainly refused: not appended (precheck.go)
+	}
+	n.pre.noteStamp(cmd.Time)
 	data, err := n.encode(cmd)
 	if err != nil {
 		return nil, err
@@ -149,6 +153,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 	if !ok || res == nil {
 		return nil, unavailable("the write was committed but its result is unknown; retry with the same request_id")
 	}
+	n.pre.observe(cmd, res)
 	return res, nil
 }
 
