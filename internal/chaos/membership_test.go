@@ -126,7 +126,7 @@ func TestCheckMembers(t *testing.T) {
 	if vs := checkMembers(ctx, hc, []string{good.URL, good.URL}, "", []string{"c", "b", "a"}, time.Second); len(vs) != 0 {
 		t.Errorf("converged members: %v", vs)
 	}
-	vs := checkMembers(ctx, hc, []string{good.URL, stale.URL, learner.URL}, "", []string{"a", "b", "c"}, 300*time.Millisecond)
+	vs := checkMembers(ctx, hc, []string{good.URL, stale.URL, learner.URL}, "", []string{"a", "b", "c"}, 2*time.Second)
 	if len(vs) != 2 || vs[0].Kind != VMembership || *vs[0].Node != 1 || !strings.Contains(vs[0].Detail, "old") || !strings.Contains(vs[1].Detail, "nonvoter") {
 		t.Errorf("violations %+v", vs)
 	}

@@ -93,6 +93,9 @@ func checkMembers(ctx context.Context, hc *http.Client, urls []string, token str
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var vs []Violation
+	// answered keeps each node's last verdict from an answer: a poll cut
+	// off by the end of the wait says nothing new about that node.
+	answered := make([]*Violation, len(urls))
 	for range maxPolls {
 		vs = vs[:0]
 		for i, u := range urls {
@@ -101,9 +104,16 @@ func checkMembers(ctx context.Context, hc *http.Client, urls []string, token str
 			err := getData(cctx, hc, u+"/api/v1/cluster", token, &st)
 			c()
 			if err != nil {
+				if ctx.Err() != nil && answered[i] != nil {
+					if answered[i].Kind != "" {
+						vs = append(vs, *answered[i])
+					}
+					continue
+				}
 				vs = append(vs, violation(VMembership, "", i, "cluster status: %v", err))
 				continue
 			}
+			answered[i] = &Violation{}
 			var got []string
 			for _, m := range st.Members {
 				id := m.ID
@@ -114,7 +124,9 @@ func checkMembers(ctx context.Context, hc *http.Client, urls []string, token str
 			}
 			sort.Strings(got)
 			if !slices.Equal(got, want) {
-				vs = append(vs, violation(VMembership, "", i, "%s lists members %v, want %v", st.NodeID, got, want))
+				v := violation(VMembership, "", i, "%s lists members %v, want %v", st.NodeID, got, want)
+				answered[i] = &v
+				vs = append(vs, v)
 			}
 		}
 		if len(vs) == 0 || !sleep(ctx, 250*time.Millisecond) {
