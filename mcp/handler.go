@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/httpx"
 )
 
@@ -207,4 +209,15 @@ func rpcError(w http.ResponseWriter, status, code int, id json.RawMessage, msg s
 		"id":      id,
 		"error":   map[string]any{"code": code, "message": msg},
 	})
+}
+
+// WriteRefusal answers a request to /mcp refused before it was read (the
+// public port's bound on expensive requests): the HTTP status of err's
+// code with its Retry-After, and a JSON-RPC error without an id, since the
+// request's id was never read.
+func WriteRefusal(w http.ResponseWriter, err error) {
+	if secs := restarea.RetryAfterSeconds(err); secs > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	rpcError(w, httpx.Status(restarea.ErrorCode(err)), codeServerError, nil, restarea.ErrorMessage(err))
 }

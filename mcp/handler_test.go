@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/testkit"
 )
 
@@ -285,5 +287,25 @@ func TestSlowBody(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestTimeout {
 		t.Errorf("status %d, want 408", resp.StatusCode)
+	}
+}
+
+// A request refused before it was read gets a JSON-RPC error with its
+// HTTP status and Retry-After.
+func TestWriteRefusal(t *testing.T) {
+	rec := httptest.NewRecorder()
+	WriteRefusal(rec, restarea.Errorf(restarea.CodeRateLimited, "too many").WithRetryAfter(time.Second))
+	var body struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusTooManyRequests ||
+		rec.Header().Get("Retry-After") != "1" || body.JSONRPC != "2.0" || string(body.ID) != "null" ||
+		body.Error.Code != codeServerError || body.Error.Message != "too many" {
+		t.Fatalf("%d %v %s (%v)", rec.Code, rec.Header(), rec.Body, err)
 	}
 }

@@ -46,6 +46,8 @@ func runServe(args []string) int {
 	v6bits := fs.Int("ipv6-source-prefix", 64, "IPv6 clients are counted by this prefix length (1-128) for limits and connection caps")
 	maxConns := fs.Int("max-connections", 4096, "cap on open connections to --http-addr (negative: none)")
 	maxConnsSource := fs.Int("max-connections-per-source", 256, "cap on open connections from one source (trusted proxies exempt; negative: none)")
+	maxExpensive := fs.Int("max-expensive-requests", server.DefaultMaxExpensive, "expensive requests (page, thread, feed, list and search reads, MCP calls) served at once; more wait up to 2 s, then 503 (negative: no bound)")
+	maxExpensiveSource := fs.Int("max-expensive-requests-per-source", server.DefaultMaxExpensivePerSource, "expensive requests one source may have in flight; more get 429 (negative: as many as --max-expensive-requests)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's /debug/pprof/ on this address (off when empty; keep it on loopback)")
 	join := fs.String("join", "", "comma-separated URLs of cluster members to join (or, with --bootstrap-expect, to form a cluster with)")
@@ -101,6 +103,10 @@ func runServe(args []string) int {
 	cfg.IPv6SourceBits, cfg.MaxConns, cfg.MaxConnsPerSource = *v6bits, *maxConns, *maxConnsSource
 	if *v6bits < 1 || *v6bits > 128 {
 		return fail("--ipv6-source-prefix %d: want 1 to 128", *v6bits)
+	}
+	cfg.MaxExpensive, cfg.MaxExpensivePerSource = *maxExpensive, *maxExpensiveSource
+	if *maxExpensive == 0 || *maxExpensiveSource == 0 {
+		return fail("--max-expensive-requests and --max-expensive-requests-per-source must not be 0 (negative: no bound)")
 	}
 	if *maxConns == 0 || *maxConnsSource == 0 {
 		return fail("--max-connections and --max-connections-per-source must not be 0 (negative: no cap)")

@@ -67,7 +67,9 @@ func StartInProcess(ctx context.Context, opts InProcessOptions) (*InProcess, err
 	ip := &InProcess{token: opts.AdminToken}
 	for i := range opts.Nodes {
 		f := &transport.Faults{}
-		cfg := server.Config{Config: node.Defaults(), AdminToken: opts.AdminToken}
+		// Every client is one loopback address: no per-source bound on
+		// expensive requests, as in a local cluster.
+		cfg := server.Config{Config: node.Defaults(), AdminToken: opts.AdminToken, MaxExpensivePerSource: -1}
 		cfg.DataDir = filepath.Join(opts.Dir, fmt.Sprintf("node%d", i))
 		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 		cfg.NodeID = fmt.Sprintf("node%d", i)

@@ -237,6 +237,9 @@ func (c *Cluster) args(n *Node) []string {
 		"--http-addr", n.httpAddr, "--advertise-url", n.URL, "--public-url", c.nodes[0].URL,
 		"--raft-addr", n.bindRaft, "--raft-advertise", n.RaftAddr,
 		"--admin-token", c.opts.AdminToken,
+		// Every client of a local cluster is one loopback address: the
+		// per-source bound on expensive requests would serialise them.
+		"--max-expensive-requests-per-source", "-1",
 	}
 	switch {
 	case n.joinOnly:

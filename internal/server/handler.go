@@ -83,7 +83,38 @@ func Handler(n *node.Node, cfg Config) http.Handler {
 	}
 	mux.Handle("/", web.New(web.Config{Service: n, Search: n, PublicURL: n.PublicURL(), Logger: log,
 		TrustedProxies: cfg.TrustedProxies, IPv6SourceBits: cfg.IPv6SourceBits}))
-	return httpx.NoSniff(mux)
+	return httpx.NoSniff(gate(n, cfg, log, mux))
+}
+
+// gate puts the node's expensive requests through one httpx.Gate (unless
+// the configuration turns it off) and counts them on /metrics.
+func gate(n *node.Node, cfg Config, log *slog.Logger, next http.Handler) http.Handler {
+	if cfg.MaxExpensive < 0 {
+		return next
+	}
+	total, perSource := cfg.MaxExpensive, cfg.MaxExpensivePerSource
+	if total == 0 {
+		total = DefaultMaxExpensive
+	}
+	switch {
+	case perSource == 0:
+		perSource = DefaultMaxExpensivePerSource
+	case perSource < 0:
+		perSource = total // one source may take every slot
+	}
+	g := httpx.NewGate(httpx.GateConfig{Total: total, PerSource: perSource, Wait: expensiveWait,
+		TrustedProxies: cfg.TrustedProxies, IPv6SourceBits: cfg.IPv6SourceBits, Logger: log})
+	n.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "restarea_http_expensive_in_flight",
+		Help: "Expensive requests (page, thread, feed, list and search reads, MCP calls) being served.",
+	}, func() float64 { return float64(g.InFlight()) }))
+	return g.Wrap(next, httpx.Expensive, func(w http.ResponseWriter, r *http.Request, err error) {
+		if r.URL.Path == "/mcp" {
+			mcp.WriteRefusal(w, err)
+			return
+		}
+		httpx.WriteError(w, err)
+	})
 }
 
 // registerConnMetrics exports the public listener's connection counts.

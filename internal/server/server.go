@@ -41,12 +41,31 @@ type Config struct {
 	// connections (httpx.LimitListener); 0 → 4096 and 256, negative → no cap.
 	MaxConns          int
 	MaxConnsPerSource int
+	// MaxExpensive and MaxExpensivePerSource bound the expensive requests
+	// in flight (httpx.Expensive: page, thread, feed, list and search
+	// reads, MCP calls) on the node and from one source; 0 → 64 and 8;
+	// a negative MaxExpensive turns the bound off, a negative
+	// MaxExpensivePerSource lets one source take every slot.
+	MaxExpensive          int
+	MaxExpensivePerSource int
 	// HTTPTLS, when set, makes the public port serve HTTPS only, with it
 	// (LoadHTTPS builds one from files); nil serves plain HTTP. TLS runs
 	// on top of the connection caps, so they still count connections by
 	// source, and a refused client is answered over TLS.
 	HTTPTLS *tls.Config
 }
+
+// Default bounds of the expensive requests in flight. A request of that
+// kind holds at most a few MiB (a list page's JSON at worst about 6 MiB,
+// a thread part about 2.3 MB, an MCP answer 4 MiB): 8 from one source
+// hold under 50 MiB, 64 on the node under 400 MiB.
+const (
+	DefaultMaxExpensive          = 64
+	DefaultMaxExpensivePerSource = 8
+	// expensiveWait is how long a request waits for one of the node's
+	// slots before it is answered 503.
+	expensiveWait = 2 * time.Second
+)
 
 // MinAdminTokenBytes is the shortest admin token a node starts with. With
 // failed attempts throttled to one a second per source, 16 random bytes

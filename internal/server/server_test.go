@@ -110,3 +110,17 @@ func TestPublicURLOriginAllowed(t *testing.T) {
 		}
 	}
 }
+
+// The bound on expensive requests is on by default: its gauge is on
+// /metrics, and the pages and reads it covers are served through it.
+func TestExpensiveRequestsGated(t *testing.T) {
+	n := testnode.Start(t, testnode.WithConfig(func(c *server.Config) { c.MaxExpensive, c.MaxExpensivePerSource = 0, 0 }))
+	for _, path := range []string{"/", "/api/v1/threads", "/feed.atom"} {
+		if r := testkit.Get(t, n.URL()+path); r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, r.Status)
+		}
+	}
+	if m := testkit.Get(t, n.URL()+"/metrics").Body; !strings.Contains(m, "restarea_http_expensive_in_flight 0") {
+		t.Fatalf("no restarea_http_expensive_in_flight 0 on /metrics")
+	}
+}

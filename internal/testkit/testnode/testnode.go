@@ -55,6 +55,9 @@ func Config(t testing.TB, opts ...Option) server.Config {
 	// Every test client is 127.0.0.1: searches are not limited unless a
 	// test sets its own search limits.
 	c.SearchRatePerSource = restarea.Limit{Count: 1000000, WindowSeconds: 60}
+	// Every test client is 127.0.0.1: the bound on expensive requests per
+	// source would make parallel tests wait on each other.
+	c.MaxExpensive, c.MaxExpensivePerSource = -1, -1
 	c.SearchConcurrency, c.SearchPerSourceConcurrency = 64, 1024
 	c.ExpireInterval = time.Hour
 	c.Logger = Logger()
