@@ -28,7 +28,8 @@ import (
 // What a feed GET holds is the page's entries (1 MiB of text and about
 // 0.5 KiB of fields each), one body's HTML while it is written, and the
 // stream's buffer: about 2 MiB. What it writes is at most feedBytes and one
-// entry (under 1 MB for the most hostile body of 20,000 characters).
+// entry (940 KB for the most expanding body known, 20,000 '>';
+// TestFeedBytes).
 const (
 	feedEntries = 50
 	feedBytes   = 4 << 20
