@@ -72,6 +72,13 @@ type ListOptions struct {
 	Cursor      string
 	Limit       int
 	Consistency Consistency
+	// NewestFirst lists a thread's replies newest first (ListReplies
+	// only: the other lists are newest first already), for the pages'
+	// feeds, which show the newest replies and so read only those. A
+	// cursor continues in the order of the page that gave it. The REST
+	// API and MCP list replies oldest first: their adapters build their
+	// options field by field and never set it.
+	NewestFirst bool
 }
 
 // ThreadPage is one page of public questions, newest first. NextCursor is
@@ -81,8 +88,9 @@ type ThreadPage struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// ReplyPage is one page of a thread's public replies, oldest first.
-// NextCursor is nil on the last page.
+// ReplyPage is one page of a thread's public replies, oldest first
+// (newest first when ListOptions.NewestFirst asked). NextCursor is nil on
+// the last page.
 type ReplyPage struct {
 	Replies    []Entry `json:"replies"`
 	NextCursor *string `json:"next_cursor"`
@@ -107,7 +115,8 @@ type Service interface {
 	// GetThread returns a public question, or CodeNotFound.
 	GetThread(ctx context.Context, id string, opts ReadOptions) (Entry, error)
 	// ListReplies returns the public replies of a public question, oldest
-	// first, or CodeNotFound when the question is not public.
+	// first (newest first with opts.NewestFirst), or CodeNotFound when the
+	// question is not public.
 	ListReplies(ctx context.Context, threadID string, opts ListOptions) (ReplyPage, error)
 	// GetReply returns a public reply whose question is public, or
 	// CodeNotFound.

@@ -59,6 +59,13 @@ func TestReads(t *testing.T) {
 			rawPart: `"replies":[{"id":"` + parentID + `"`,
 		},
 		{
+			// Newest first is the pages' feeds' order: no parameter asks for it.
+			name: "replies, oldest first whatever the query", path: "/api/v1/threads/" + entryID + "/replies?newest_first=true&NewestFirst=1&order=desc",
+			stub:    restarea.ReplyPage{},
+			want:    testkit.Call{Method: "ListReplies", ID: entryID},
+			rawPart: `"replies":[]`,
+		},
+		{
 			name: "reply", path: "/api/v1/replies/" + upper + "?consistency=default", stub: reply,
 			want:    testkit.Call{Method: "GetReply", ID: entryID},
 			rawPart: `"type":"reply"`,

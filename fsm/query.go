@@ -89,6 +89,18 @@ func (f *FSM) Threads(cursor string, limit int) (restarea.ThreadPage, error) {
 // (log order). A cursor names the last reply of the previous page, so
 // replies that arrive meanwhile are neither skipped nor repeated.
 func (f *FSM) Replies(threadID, cursor string, limit int) (restarea.ReplyPage, error) {
+	return f.replies(threadID, cursor, limit, false)
+}
+
+// RepliesNewest is Replies newest first: a walk back from the thread's
+// newest reply, so a reader of the newest few (a feed) reads those only,
+// however long the thread. Its cursor continues newest first, with the
+// replies older than the last one listed.
+func (f *FSM) RepliesNewest(threadID, cursor string, limit int) (restarea.ReplyPage, error) {
+	return f.replies(threadID, cursor, limit, true)
+}
+
+func (f *FSM) replies(threadID, cursor string, limit int, newestFirst bool) (restarea.ReplyPage, error) {
 	page := restarea.ReplyPage{Replies: []restarea.Entry{}}
 	after, limit, err := pageArgs(cursor, limit)
 	if err != nil {
@@ -102,7 +114,7 @@ func (f *FSM) Replies(threadID, cursor string, limit int) (restarea.ReplyPage, e
 		if q == nil || !q.Visible || q.Type != restarea.TypeQuestion {
 			return notFound("question", threadID)
 		}
-		page.NextCursor, err = walk(tx.Bucket(bReplies).Cursor(), []byte(threadID), after, limit, false, tx, func(r *record) {
+		page.NextCursor, err = walk(tx.Bucket(bReplies).Cursor(), []byte(threadID), after, limit, newestFirst, tx, func(r *record) {
 			page.Replies = append(page.Replies, public(r))
 		})
 		return err
@@ -128,9 +140,9 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 }
 
 // walk visits up to limit records of an index whose keys are prefix +
-// sequence number (the entries bucket itself, or an index of it), starting
-// after the sequence number after (nil: from the start), newest first or
-// oldest first. It returns the cursor of the next page, or nil after the last.
+// sequence number (the entries bucket itself, or an index of it), newest
+// first or oldest first, starting past the sequence number after in that
+// direction (nil: from the newest, or the oldest, record of the prefix). It returns the cursor of the next page, or nil after the last.
 // Positions are sequence numbers, not offsets, so entries added or
 // removed meanwhile never make a page skip or repeat one.
 //
@@ -141,11 +153,21 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx *bolt.Tx, visit func(*record)) (*string, error) {
 	var k, v []byte
 	switch {
-	case newestFirst && after == nil:
-		k, v = c.Last()
 	case newestFirst:
-		c.Seek(after)
-		k, v = c.Prev()
+		// Start at the last key before the bound: the cursor's key, or
+		// the end of the prefix's range. No key at or after the bound
+		// means the last key of the bucket is the one.
+		bound := append(bytes.Clone(prefix), after...)
+		if after == nil {
+			bound = prefixEnd(prefix)
+		}
+		if bound == nil {
+			k, v = c.Last()
+		} else if k, _ = c.Seek(bound); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
 	default:
 		start := append(bytes.Clone(prefix), after...)
 		k, v = c.Seek(start)
@@ -186,6 +208,20 @@ func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx 
 		lastSeq = r.Seq
 	}
 	return nil, nil
+}
+
+// prefixEnd returns the smallest key greater than every key that starts
+// with prefix, or nil when there is none (an empty prefix, or one of 0xff
+// bytes only).
+func prefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
 }
 
 // Entry returns a stored entry as operators see it (hidden ones included,

@@ -262,6 +262,13 @@ func TestPaging(t *testing.T) {
 			}
 		})
 	}
+	// Replies are listed oldest first: newest first is the pages' feeds'
+	// order, which no tool argument reaches.
+	for _, c := range fake.Calls() {
+		if c.List.NewestFirst {
+			t.Errorf("%s was asked for newest first", c.Method)
+		}
+	}
 	empty := call(t, connect(t, serve(t, Config{Service: testkit.NewFakeService()}), "", nil), ToolListThreads, nil)
 	if fmt.Sprint(empty.Data["threads"]) != "[]" || empty.Data["next_cursor"] != nil {
 		t.Errorf("empty list: %s", empty.Text)

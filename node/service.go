@@ -112,7 +112,8 @@ func (n *Node) GetThread(ctx context.Context, id string, opts restarea.ReadOptio
 	return n.withURL(e), err
 }
 
-// ListReplies returns the public replies of a public question.
+// ListReplies returns the public replies of a public question, oldest
+// first, or newest first with opts.NewestFirst.
 func (n *Node) ListReplies(ctx context.Context, threadID string, opts restarea.ListOptions) (restarea.ReplyPage, error) {
 	threadID, err := canonicalID(threadID)
 	if err != nil {
@@ -121,7 +122,11 @@ func (n *Node) ListReplies(ctx context.Context, threadID string, opts restarea.L
 	if err := n.readBarrier(ctx, opts.Consistency); err != nil {
 		return restarea.ReplyPage{}, err
 	}
-	p, err := n.fsm.Replies(threadID, opts.Cursor, opts.Limit)
+	list := n.fsm.Replies
+	if opts.NewestFirst {
+		list = n.fsm.RepliesNewest
+	}
+	p, err := list(threadID, opts.Cursor, opts.Limit)
 	p.Replies = n.withURLs(p.Replies)
 	return p, err
 }

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -395,7 +396,9 @@ func (f *FakeService) GetThread(ctx context.Context, id string, opts restarea.Re
 	})
 }
 
-// ListReplies returns a public question's public replies, oldest first.
+// ListReplies returns a public question's public replies, oldest first,
+// or newest first with opts.NewestFirst (whose cursors are offsets from
+// the newest).
 func (f *FakeService) ListReplies(ctx context.Context, threadID string, opts restarea.ListOptions) (restarea.ReplyPage, error) {
 	return stubbed(f, ctx, Call{Method: "ListReplies", ID: threadID, List: opts}, func() (restarea.ReplyPage, error) {
 		if f.publicQuestion(threadID) == nil {
@@ -406,6 +409,9 @@ func (f *FakeService) ListReplies(ctx context.Context, threadID string, opts res
 			if e.ParentID == threadID && f.publicReply(e.ID) != nil {
 				all = append(all, public(e))
 			}
+		}
+		if opts.NewestFirst {
+			slices.Reverse(all)
 		}
 		es, next, err := page(all, opts, f.pageSize, (*restarea.Entry).TextBytes)
 		return restarea.ReplyPage{Replies: es, NextCursor: next}, err

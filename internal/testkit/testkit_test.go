@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,5 +98,35 @@ func TestFakeServicePages(t *testing.T) {
 	}
 	if seen != 5 {
 		t.Fatalf("paged through %d threads, want 5", seen)
+	}
+}
+
+// TestFakeServiceNewestReplies: replies newest first, as a node lists
+// them for ListOptions.NewestFirst, a page at a time.
+func TestFakeServiceNewestReplies(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFakeService()
+	q := f.AddQuestion("q", "b")
+	var want []string
+	for i := range 5 {
+		want = append([]string{f.AddReply(q.ID, fmt.Sprint("r", i)).ID}, want...)
+	}
+	var got []string
+	opts := restarea.ListOptions{Limit: 2, NewestFirst: true}
+	for range 5 {
+		p, err := f.ListReplies(ctx, q.ID, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Replies {
+			got = append(got, e.ID)
+		}
+		if p.NextCursor == nil {
+			break
+		}
+		opts.Cursor = *p.NextCursor
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("replies %v, want %v (newest first)", got, want)
 	}
 }

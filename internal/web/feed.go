@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/xml"
 	"html/template"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -12,11 +13,26 @@ import (
 
 // Feed sizes. A feed carries the newest entries only: readers keep what
 // they have seen, and the API pages through the rest.
+//
+// A feed reads one page of the service: at most feedEntries entries and
+// restarea.MaxPageBytes (1 MiB) of their text, the newest that fit; a
+// thread's feed reads its replies newest first
+// (restarea.ListOptions.NewestFirst), so it reads what it shows and no
+// more, however long the thread. The document is streamed (serveStream)
+// and written an entry at a time, each body rendered within
+// pageRenderBudget (or found in bodyCache) as it is written, and it ends
+// after the entry that takes it past feedBytes: a hostile body can grow 47
+// times as Atom (20,000 '>' are 540 KB of nested quotes in HTML, escaped
+// again in XML), so 50 of them would be 47 MB.
+//
+// What a feed GET holds is the page's entries (1 MiB of text and about
+// 0.5 KiB of fields each), one body's HTML while it is written, and the
+// stream's buffer: about 2 MiB. What it writes is at most feedBytes and one
+// entry (940 KB for the most expanding body known, 20,000 '>';
+// TestFeedBytes).
 const (
 	feedEntries = 50
-	// feedScanReplies bounds how many replies a thread feed reads to
-	// reach the newest ones, since replies are listed oldest first.
-	feedScanReplies = 20000
+	feedBytes   = 4 << 20
 )
 
 const (
@@ -37,7 +53,38 @@ type atomFeed struct {
 	Updated  string      `xml:"updated"`
 	Links    []atomLink  `xml:"link"`
 	Author   *atomAuthor `xml:"author,omitempty"`
-	Entries  []atomEntry `xml:"entry"`
+	Entries  *feedItems  `xml:"entry"`
+}
+
+// feedItems are a feed's entries, newest first, written by the encoder
+// one at a time as it reaches them (xml.Marshaler), so that a body's HTML
+// exists only while it is written.
+type feedItems struct {
+	es     []restarea.Entry // shown
+	bodies *pageBodies
+	// entry makes the Atom entry of es[i] with its body's HTML.
+	entry func(i int, body template.HTML) atomEntry
+	// written counts the document written so far in the current pass.
+	written *counter
+}
+
+// MarshalXML writes the entries until the document has passed feedBytes;
+// the first is always written. Both passes of a streamed feed write the
+// same bytes (pageBodies keeps the first pass's decisions), so they stop
+// at the same entry.
+func (f *feedItems) MarshalXML(enc *xml.Encoder, start xml.StartElement) error {
+	for i := range f.es {
+		if err := enc.Flush(); err != nil {
+			return err
+		}
+		if i > 0 && f.written.n > feedBytes {
+			return nil
+		}
+		if err := enc.EncodeElement(f.entry(i, f.bodies.HTML(i)), start); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type atomLink struct {
@@ -101,20 +148,23 @@ func (s *site) siteFeed(w http.ResponseWriter, r *http.Request) {
 	}
 	f := s.newFeed(s.base+"/feed.atom", "rest.area: new threads", s.base+"/")
 	f.Subtitle = "Questions posted by AI agents and the people who run them."
-	var newest time.Time
 	threads := shownAll(page.Threads)
-	bodies := renderBodies(threads)
-	for i, q := range threads {
-		f.Entries = append(f.Entries, feedEntry(q, bodies[i], q.Title, s.base+"/threads/"+q.ID))
+	var newest time.Time
+	for _, q := range threads {
 		if q.CreatedAt.After(newest) {
 			newest = q.CreatedAt
 		}
 	}
+	f.Entries = newFeedItems(threads, func(i int, body template.HTML) atomEntry {
+		q := threads[i]
+		return feedEntry(q, body, q.Title, s.base+"/threads/"+q.ID)
+	})
 	s.serveFeed(w, r, f, newest)
 }
 
 // threadFeed is /threads/{id}/feed.atom: a public question's newest
-// public replies. A question that is not public is a 404, like its page.
+// public replies, newest first, as readers list them. A question that is
+// not public is a 404, like its page.
 func (s *site) threadFeed(w http.ResponseWriter, r *http.Request) {
 	id, ok := canonicalID(r.PathValue("id"))
 	if !ok {
@@ -126,7 +176,7 @@ func (s *site) threadFeed(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	replies, err := s.newestReplies(r, id)
+	page, err := s.svc.ListReplies(r.Context(), id, restarea.ListOptions{Limit: feedEntries, NewestFirst: true})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -134,47 +184,28 @@ func (s *site) threadFeed(w http.ResponseWriter, r *http.Request) {
 	q = shown(q)
 	thread := s.base + "/threads/" + id
 	f := s.newFeed(thread+"/feed.atom", "Replies to: "+q.Title, thread)
+	replies := shownAll(page.Replies)
 	newest := q.CreatedAt
-	replies = shownAll(replies)
-	bodies := renderBodies(replies)
-	// Newest first, as readers list them.
-	for i := len(replies) - 1; i >= 0; i-- {
+	for _, rep := range replies {
+		if rep.CreatedAt.After(newest) {
+			newest = rep.CreatedAt
+		}
+	}
+	f.Entries = newFeedItems(replies, func(i int, body template.HTML) atomEntry {
 		rep := replies[i]
 		title := rep.Title
 		if title == "" {
 			title = "Reply by " + rep.Actor.Name
 		}
-		f.Entries = append(f.Entries, feedEntry(rep, bodies[i], title, s.base+"/replies/"+rep.ID))
-		if rep.CreatedAt.After(newest) {
-			newest = rep.CreatedAt
-		}
-	}
+		return feedEntry(rep, body, title, s.base+"/replies/"+rep.ID)
+	})
 	s.serveFeed(w, r, f, newest)
 }
 
-// newestReplies pages through a question's public replies (oldest first)
-// and returns the last feedEntries of them, reading at most
-// feedScanReplies. Like loadThread it stops when a cursor comes back
-// unchanged.
-func (s *site) newestReplies(r *http.Request, id string) ([]restarea.Entry, error) {
-	var last []restarea.Entry
-	cursor := ""
-	for read := 0; read < feedScanReplies; {
-		p, err := s.svc.ListReplies(r.Context(), id, restarea.ListOptions{Cursor: cursor, Limit: restarea.MaxPageLimit})
-		if err != nil {
-			return nil, err
-		}
-		read += max(len(p.Replies), 1)
-		last = append(last, p.Replies...)
-		if len(last) > feedEntries {
-			last = append([]restarea.Entry(nil), last[len(last)-feedEntries:]...)
-		}
-		if p.NextCursor == nil || *p.NextCursor == cursor {
-			break
-		}
-		cursor = *p.NextCursor
-	}
-	return last, nil
+// newFeedItems returns the entries es (shown, newest first) of a feed,
+// their bodies rendered within pageRenderBudget from now.
+func newFeedItems(es []restarea.Entry, entry func(int, template.HTML) atomEntry) *feedItems {
+	return &feedItems{es: es, bodies: newPageBodies(es), entry: entry}
 }
 
 // newFeed starts a feed document with its self and alternate links.
@@ -192,20 +223,31 @@ func (s *site) newFeed(self, title, page string) atomFeed {
 	}
 }
 
-// serveFeed answers a feed with its ETag and Last-Modified (the newest
-// entry's time; the feed's own updated). A feed without entries dates
-// from the Unix epoch, which is as old as "nothing yet" can be.
+// serveFeed answers a feed, streamed, with its ETag and Last-Modified
+// (the newest entry's time, the feed's own updated: no entry listed is
+// newer). A feed without entries dates from the Unix epoch, which is as
+// old as "nothing yet" can be.
 func (s *site) serveFeed(w http.ResponseWriter, r *http.Request, f atomFeed, newest time.Time) {
 	if newest.IsZero() {
 		newest = time.Unix(0, 0)
 	}
 	f.Updated = atomTime(newest)
-	body, err := xml.MarshalIndent(f, "", "  ")
+	err := s.serveStreamAt(w, r, typeAtom, cachePage, newest, func(out io.Writer) error {
+		doc := &counter{w: out}
+		f.Entries.written = doc
+		if _, err := io.WriteString(doc, xml.Header); err != nil {
+			return err
+		}
+		enc := xml.NewEncoder(doc)
+		enc.Indent("", "  ")
+		if err := enc.Encode(f); err != nil {
+			return err
+		}
+		_, err := io.WriteString(doc, "\n")
+		return err
+	})
 	if err != nil {
 		s.log.Error("web: feed render failed", "path", r.URL.Path, "err", err)
 		s.errorPage(w, r, http.StatusInternalServerError, 0, "")
-		return
 	}
-	body = append([]byte(xml.Header), append(body, '\n')...)
-	serveModified(w, r, typeAtom, cachePage, body, newest)
 }

@@ -3,9 +3,13 @@ package web
 import (
 	"encoding/xml"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 )
 
 // The test's own reading of Atom 1.0 (RFC 4287), apart from the types
@@ -188,19 +192,89 @@ func TestThreadFeed(t *testing.T) {
 	}
 }
 
+// TestThreadFeedNewestReplies: the feed of a thread with more replies
+// than it holds lists the newest feedEntries, newest first, and reads
+// those only: one page of the service's replies, newest first, of
+// feedEntries, whatever the length of the thread.
 func TestThreadFeedNewestReplies(t *testing.T) {
 	f := newBoard()
-	f.SetPageSize(7) // many short pages, so the feed must page to the end
 	q := fakeID(5, 1)
 	addQuestion(f, q, "busy", "many replies")
-	for i := range feedEntries + 30 {
+	const total = 20 * feedEntries
+	for i := range total {
 		addReply(f, q, fakeID(6, i), "", "reply")
 	}
 	srv := serve(t, f)
+	f.ResetCalls()
 	feed := decodeFeed(t, get(t, srv, "/threads/"+q+"/feed.atom").body)
-	if len(feed.Entries) != feedEntries || feed.Entries[0].ID != "urn:uuid:"+fakeID(6, feedEntries+29) ||
-		feed.Entries[feedEntries-1].ID != "urn:uuid:"+fakeID(6, 30) {
-		t.Fatalf("%d entries, first %s last %s: want the newest %d", len(feed.Entries), feed.Entries[0].ID, feed.Entries[len(feed.Entries)-1].ID, feedEntries)
+	if len(feed.Entries) != feedEntries {
+		t.Fatalf("%d entries, want the newest %d", len(feed.Entries), feedEntries)
+	}
+	for i, e := range feed.Entries {
+		if want := "urn:uuid:" + fakeID(6, total-1-i); e.ID != want {
+			t.Fatalf("entry %d is %s, want %s (the newest first)", i, e.ID, want)
+		}
+	}
+	var lists []testkit.Call
+	for _, c := range f.Calls() {
+		if c.Method == "ListReplies" {
+			lists = append(lists, c)
+		}
+	}
+	want := restarea.ListOptions{Limit: feedEntries, NewestFirst: true}
+	if len(lists) != 1 || lists[0].List != want {
+		t.Fatalf("the feed listed replies with %+v, want one call with %+v", lists, want)
+	}
+}
+
+// TestFeedBytes: a feed holds the newest entries within
+// restarea.MaxPageBytes of text, and its document ends after the entry
+// that takes it past feedBytes, so the most hostile bodies (nested quotes
+// 47 times their size as Atom, '<' 8 times) make a valid feed of at most
+// feedBytes and one entry, well under the 32 MiB a request may hold.
+func TestFeedBytes(t *testing.T) {
+	f := testkit.NewFakeService()
+	big := strings.Repeat("😀", restarea.MaxBody)
+	q := hostileBoard(f, 20, big, true)
+	srv := serve(t, f)
+	feed := decodeFeed(t, get(t, srv, "/threads/"+q+"/feed.atom").body)
+	fit := restarea.MaxPageBytes / (len(big) + len(" ") + len(fakeID(0, 0)) + len("replier"))
+	if len(feed.Entries) != fit || feed.Entries[0].ID != "urn:uuid:"+fakeID(8, 19) || feed.Entries[fit-1].ID != "urn:uuid:"+fakeID(8, 20-fit) {
+		t.Errorf("%d entries of 80 KB, want the newest %d (1 MiB of text)", len(feed.Entries), fit)
+	}
+
+	const most = 32 << 20
+	for _, c := range []struct {
+		name string
+		body string
+		// entry is the most one entry of body adds to the document.
+		entry int
+	}{
+		{"nested quotes", strings.Repeat(">", restarea.MaxBody), 1 << 20},
+		{"open brackets", strings.Repeat("<", restarea.MaxBody), 200 << 10},
+	} {
+		f := testkit.NewFakeService()
+		q := hostileBoard(f, 60, c.body, false)
+		srv := serve(t, f)
+		for _, path := range []string{"/threads/" + q + "/feed.atom", "/feed.atom"} {
+			a := get(t, srv, path)
+			size := len(a.body)
+			if a.status != 200 || a.header.Get("Content-Length") != strconv.Itoa(size) {
+				t.Fatalf("%s of %s: %d, Content-Length %s for %d bytes", path, c.name, a.status, a.header.Get("Content-Length"), size)
+			}
+			if size > feedBytes+c.entry || size > most {
+				t.Errorf("%s of %s: %d bytes, want at most %d and one entry (%d)", path, c.name, size, feedBytes, c.entry)
+			}
+			feed := decodeFeed(t, a.body)
+			n := len(feed.Entries)
+			if n < 2 || n >= feedEntries || size < feedBytes {
+				t.Errorf("%s of %s: %d entries in %d bytes, want the document cut at %d bytes", path, c.name, n, size, feedBytes)
+			}
+			t.Logf("%s of %s: %d entries, %d bytes", path, c.name, n, size)
+			if again := get(t, srv, path); again.body != a.body || again.header.Get("ETag") != a.header.Get("ETag") {
+				t.Errorf("%s of %s: a second GET gave other bytes", path, c.name)
+			}
+		}
 	}
 }
 
