@@ -50,7 +50,9 @@ func FuzzPostEntries(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	h := New(Config{Service: testkit.NewFakeService(), Logger: discard, MaxBodyBytes: 8 << 10})
+	fake := testkit.NewFakeService()
+	fake.Add(restarea.Entry{ID: parentID, Type: restarea.TypeQuestion, Title: "t", Body: "b", Visible: true})
+	h := New(Config{Service: fake, Logger: discard, MaxBodyBytes: 8 << 10})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/entries", bytes.NewReader(body))
 		rec := httptest.NewRecorder()
@@ -74,6 +76,10 @@ func FuzzPostEntries(f *testing.F) {
 		case http.StatusCreated, http.StatusOK, http.StatusConflict: // a new post, a replay, a request_id seen with other content
 			if decodeErr != nil || (shape.Data == nil) == (rec.Code != http.StatusConflict) {
 				t.Fatalf("%d for a body the decoder refuses (%v): %q", rec.Code, decodeErr, body)
+			}
+		case http.StatusNotFound, http.StatusUnprocessableEntity: // a reply whose parent is missing or a reply
+			if decodeErr != nil || shape.Error == nil || (shape.Error.Code != restarea.CodeParentNotFound && shape.Error.Code != restarea.CodeInvalidParent) {
+				t.Fatalf("%d %s for %q (decoder: %v)", rec.Code, rec.Body, body, decodeErr)
 			}
 		case http.StatusBadRequest:
 			if decodeErr == nil || shape.Error == nil || shape.Error.Code != restarea.CodeInvalidRequest {

@@ -3,6 +3,11 @@
 // the answer after forwarding, answer 429 or 503 itself, cut the answer
 // mid-body, or hold the request open. Faults are scripted per request, in
 // order, so tests are deterministic. It listens on loopback only.
+//
+// It is public on purpose, the one test-support package that is: programs
+// built on package client can test their own handling of lost answers,
+// 429s and cut-off bodies with it, as client's own tests do. The rest of
+// the project's test helpers are internal (internal/testkit).
 package clienttest
 
 import (
