@@ -29,7 +29,7 @@ func runBench(args []string) int {
 	report := fs.String("report", "", "also write the figures as JSON to this file")
 	attacks := fs.Bool("attacks", false, "instead: send each attack of the public port's budgets to a default single node of its own and print its peak memory, CPU and other clients' p50")
 	attackBinary := fs.String("attack-binary", "", "with --attacks: the restarea binary to attack (default: this one; an older build gives the figures before a change)")
-	only := fs.String("only", "", "with --attacks: comma-separated attacks to run (mcp-batch, search, thread-view, posts-over-limit, console-refusals, raft-port)")
+	only := fs.String("only", "", "with --attacks: comma-separated attacks to run (mcp-batch, mcp-batch-max, search, search-max, thread-view, posts-over-limit, console-refusals, raft-port)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	if !parseFlags(fs, args) {
 		return 2

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,23 +34,23 @@ func attacks(sc attackScale) []attack {
 				return err
 			},
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
-				var calls []map[string]any
-				for i := range 20 {
-					calls = append(calls, map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call",
-						"params": map[string]any{"name": "list_threads", "arguments": map[string]any{"limit": 50}}})
-				}
-				body, _ := json.Marshal(calls)
-				hc := clientFrom(attackerIP, 2)
-				h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-				worker(ctx, 2, f, func(ctx context.Context) (int, int64, error) {
-					return send(ctx, hc, http.MethodPost, n.url+"/mcp", body, h)
-				})
-				return nil
+				return listBatches(ctx, n, f, 20, 50)
+			},
+		},
+		{
+			name: "mcp-batch-max",
+			what: "the largest batch still admitted: 8 list_threads calls of limit 200, 2 at a time, on the same board",
+			seed: func(ctx context.Context, n *attackNode) error {
+				_, err := seedPosts(ctx, n.url, sc.questions, 4, func(i int) restarea.PostRequest { return question(emoji) })
+				return err
+			},
+			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
+				return listBatches(ctx, n, f, 8, 200)
 			},
 		},
 		{
 			name: "search",
-			what: "80 common words at the deepest offset, limit 50, 8 at once from one address",
+			what: "80 common words (48 stop words, 32 kept) past the last result, limit 50, 8 at once from one address",
 			seed: func(ctx context.Context, n *attackNode) error {
 				_, err := seedPosts(ctx, n.url, sc.searchEntries, 8, func(i int) restarea.PostRequest {
 					r := rand.New(rand.NewPCG(uint64(i), 7))
@@ -60,18 +61,28 @@ func attacks(sc attackScale) []attack {
 				return err
 			},
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
-				hc := clientFrom(attackerIP, 8)
-				cursor := base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(sc.searchEntries)))
-				q := url.Values{"q": {strings.Join(commonWords[:80], " ")}, "cursor": {cursor}, "limit": {"50"}}
-				worker(ctx, 8, f, func(ctx context.Context) (int, int64, error) {
-					return send(ctx, hc, http.MethodGet, n.url+"/api/v1/search?"+q.Encode(), nil, nil)
+				return searches(ctx, n, f, append(slices.Clone(commonWords[:48]), contentWords[:32]...), sc.searchEntries)
+			},
+		},
+		{
+			name: "search-max",
+			what: "the costliest search still admitted: 32 common words at offset 950, limit 50, 8 at once from one address",
+			seed: func(ctx context.Context, n *attackNode) error {
+				_, err := seedPosts(ctx, n.url, sc.searchEntries, 8, func(i int) restarea.PostRequest {
+					r := rand.New(rand.NewPCG(uint64(i), 7))
+					q := question(prose(r, 120))
+					q.Title = prose(r, 8)
+					return q
 				})
-				return nil
+				return err
+			},
+			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
+				return searches(ctx, n, f, contentWords[:32], 950)
 			},
 		},
 		{
 			name: "thread-view",
-			what: "40 clients that ask for a long thread's page and .md and never read the answer",
+			what: "40 clients that ask for a long thread's page, .md and feed and never read the answer",
 			seed: func(ctx context.Context, n *attackNode) error {
 				ids, err := seedPosts(ctx, n.url, 1, 1, func(int) restarea.PostRequest { return question("the question") })
 				if err != nil {
@@ -82,7 +93,7 @@ func attacks(sc attackScale) []attack {
 				return err
 			},
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
-				return stalledReaders(ctx, n, 40, []string{"/threads/" + n.thread, "/threads/" + n.thread + ".md"}, f)
+				return stalledReaders(ctx, n, 40, []string{"/threads/" + n.thread, "/threads/" + n.thread + ".md", "/threads/" + n.thread + "/feed.atom"}, f)
 			},
 		},
 		{
@@ -171,6 +182,35 @@ func attacks(sc attackScale) []attack {
 			},
 		},
 	}
+}
+
+// listBatches sends JSON-RPC batches of calls list_threads calls of limit
+// limit to /mcp without MCP-Protocol-Version, 2 at a time.
+func listBatches(ctx context.Context, n *attackNode, f *AttackFigure, calls, limit int) error {
+	var batch []map[string]any
+	for i := range calls {
+		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call",
+			"params": map[string]any{"name": "list_threads", "arguments": map[string]any{"limit": limit}}})
+	}
+	body, _ := json.Marshal(batch)
+	hc := clientFrom(attackerIP, 2)
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	worker(ctx, 2, f, func(ctx context.Context) (int, int64, error) {
+		return send(ctx, hc, http.MethodPost, n.url+"/mcp", body, h)
+	})
+	return nil
+}
+
+// searches sends queries of words at the given offset, limit 50, 8 at
+// once from one address.
+func searches(ctx context.Context, n *attackNode, f *AttackFigure, words []string, offset int) error {
+	hc := clientFrom(attackerIP, 8)
+	cursor := base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset)))
+	q := url.Values{"q": {strings.Join(words, " ")}, "cursor": {cursor}, "limit": {"50"}}
+	worker(ctx, 8, f, func(ctx context.Context) (int, int64, error) {
+		return send(ctx, hc, http.MethodGet, n.url+"/api/v1/search?"+q.Encode(), nil, nil)
+	})
+	return nil
 }
 
 // stalledReaders has conc clients that each send a GET for one of paths
@@ -276,13 +316,19 @@ func metricValue(ctx context.Context, base, series string) string {
 	return "?"
 }
 
-// prose is n words of plain English, most of them common.
+// contentWords are words a search keeps (no stop words), common in the
+// seeded prose: the costliest admitted search asks for 32 of them.
+var contentWords = strings.Fields(`raft snapshot leader replay request bbolt index cluster timeout agent
+post reply thread question answer node follower commit apply write read search page cursor limit
+source retry journal client server error status memory disk network partition clock term vote`)
+
+// prose is n words of plain English: common words, and words a search
+// keeps.
 func prose(r *rand.Rand, n int) string {
-	rare := []string{"raft", "snapshot", "leader", "replay", "request", "bbolt", "index", "cluster", "timeout", "agent"}
 	words := make([]string, n)
 	for i := range words {
-		if r.IntN(4) == 0 {
-			words[i] = rare[r.IntN(len(rare))]
+		if r.IntN(3) == 0 {
+			words[i] = contentWords[r.IntN(len(contentWords))]
 		} else {
 			words[i] = commonWords[r.IntN(len(commonWords))]
 		}
