@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
@@ -20,18 +18,9 @@ import (
 // exactly once, in order.
 func TestEndToEndPageBytes(t *testing.T) {
 	n := testnode.Start(t)
-	big := strings.Repeat("😀", restarea.MaxBody)
-	newPost := func(typ, parent, title string) restarea.PostRequest {
-		return restarea.PostRequest{RequestID: uuid.NewString(), Type: typ, ParentID: parent, Title: title, Body: big,
-			Actor: restarea.Actor{Name: "pager"}, SubmissionMode: restarea.ModeAutonomous}
-	}
-	q := testnode.Post(t, n, newPost(restarea.TypeQuestion, "", "large replies")).Entry.ID
 	const replies = 30
-	var want []string
-	for range replies {
-		want = append(want, testnode.Post(t, n, newPost(restarea.TypeReply, q, "")).Entry.ID)
-	}
-	perPage := restarea.MaxPageBytes / (len(big) + len("pager"))
+	q, want := testnode.LargeThread(t, n, replies)
+	perPage := restarea.MaxPageBytes / (4*restarea.MaxBody + len("pager")) // 80,000 bytes of emoji a body
 
 	var got []string
 	cursor := ""

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -31,25 +30,12 @@ func batchOf(n int, tool string, args map[string]any) string {
 // returns the status and the answer.
 func postRaw(t *testing.T, url, rev, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	headers := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
 	if rev != "" {
-		req.Header.Set("MCP-Protocol-Version", rev)
+		headers = append(headers, "MCP-Protocol-Version", rev)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	r := testkit.Do(t, nil, http.MethodPost, url, body, headers...)
+	return r.Status, []byte(r.Body)
 }
 
 // batchAnswer is one message of a batch's answer.

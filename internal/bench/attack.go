@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/restarea/restarea"
@@ -219,35 +217,15 @@ func startAttackNode(ctx context.Context, binary, dir string) (*attackNode, erro
 	rand.Read(tok[:])
 	n := &attackNode{url: "http://" + httpAddr, raftAddr: raftAddr, dataDir: filepath.Join(dir, "data"),
 		logPath: filepath.Join(dir, "node.log"), token: base64.RawURLEncoding.EncodeToString(tok[:])}
-	logf, err := os.Create(n.logPath)
+	// A default public node, but for two things the seeding needs: the
+	// seeder is a trusted proxy, and the site-wide limit does not stop it.
+	args := []string{"serve", "--data-dir", n.dataDir, "--http-addr", httpAddr, "--raft-addr", raftAddr,
+		"--admin-token", n.token, "--trusted-proxies", seederIP + "/32", "--rate-global", "1000000/1h"}
+	pid, stop, err := serveProcess(ctx, binary, args, n.logPath, n.url)
 	if err != nil {
 		return nil, err
 	}
-	// A default public node, but for two things the seeding needs: the
-	// seeder is a trusted proxy, and the site-wide limit does not stop it.
-	cmd := exec.Command(binary, "serve", "--data-dir", n.dataDir, "--http-addr", httpAddr, "--raft-addr", raftAddr,
-		"--admin-token", n.token, "--trusted-proxies", seederIP+"/32", "--rate-global", "1000000/1h")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	n.pid = cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(exited) }()
-	n.close = func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	}
-	if err := waitReady(ctx, n.url, exited); err != nil {
-		n.close()
-		return nil, fmt.Errorf("%v: %s", err, tail(n.logPath))
-	}
+	n.pid, n.close = pid, func() { stop() }
 	return n, nil
 }
 

@@ -27,12 +27,7 @@ func attacks(sc attackScale) []attack {
 		{
 			name: "mcp-batch",
 			what: "JSON-RPC batches of 20 list_threads calls without MCP-Protocol-Version, 2 at a time, on a board of large questions",
-			seed: func(ctx context.Context, n *attackNode) error {
-				_, err := seedPosts(ctx, n.url, sc.questions, 4, func(i int) restarea.PostRequest {
-					return question(emoji)
-				})
-				return err
-			},
+			seed: emojiBoard(sc),
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
 				return listBatches(ctx, n, f, 20, 50)
 			},
@@ -40,10 +35,7 @@ func attacks(sc attackScale) []attack {
 		{
 			name: "mcp-batch-max",
 			what: "the largest batch still admitted: 8 list_threads calls of limit 200, 2 at a time, on the same board",
-			seed: func(ctx context.Context, n *attackNode) error {
-				_, err := seedPosts(ctx, n.url, sc.questions, 4, func(i int) restarea.PostRequest { return question(emoji) })
-				return err
-			},
+			seed: emojiBoard(sc),
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
 				return listBatches(ctx, n, f, 8, 200)
 			},
@@ -51,15 +43,7 @@ func attacks(sc attackScale) []attack {
 		{
 			name: "search",
 			what: "80 common words (48 stop words, 32 kept) past the last result, limit 50, 8 at once from one address",
-			seed: func(ctx context.Context, n *attackNode) error {
-				_, err := seedPosts(ctx, n.url, sc.searchEntries, 8, func(i int) restarea.PostRequest {
-					r := rand.New(rand.NewPCG(uint64(i), 7))
-					q := question(prose(r, 120))
-					q.Title = prose(r, 8)
-					return q
-				})
-				return err
-			},
+			seed: proseBoard(sc),
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
 				return searches(ctx, n, f, append(slices.Clone(commonWords[:48]), contentWords[:32]...), sc.searchEntries)
 			},
@@ -67,15 +51,7 @@ func attacks(sc attackScale) []attack {
 		{
 			name: "search-max",
 			what: "the costliest search still admitted: 32 common words at offset 950, limit 50, 8 at once from one address",
-			seed: func(ctx context.Context, n *attackNode) error {
-				_, err := seedPosts(ctx, n.url, sc.searchEntries, 8, func(i int) restarea.PostRequest {
-					r := rand.New(rand.NewPCG(uint64(i), 7))
-					q := question(prose(r, 120))
-					q.Title = prose(r, 8)
-					return q
-				})
-				return err
-			},
+			seed: proseBoard(sc),
 			run: func(ctx context.Context, n *attackNode, f *AttackFigure) error {
 				return searches(ctx, n, f, contentWords[:32], 950)
 			},
@@ -181,6 +157,27 @@ func attacks(sc attackScale) []attack {
 				return nil
 			},
 		},
+	}
+}
+
+// emojiBoard seeds sc.questions questions of 20,000 emoji.
+func emojiBoard(sc attackScale) func(context.Context, *attackNode) error {
+	return func(ctx context.Context, n *attackNode) error {
+		_, err := seedPosts(ctx, n.url, sc.questions, 4, func(int) restarea.PostRequest { return question(emoji) })
+		return err
+	}
+}
+
+// proseBoard seeds sc.searchEntries questions of plain English.
+func proseBoard(sc attackScale) func(context.Context, *attackNode) error {
+	return func(ctx context.Context, n *attackNode) error {
+		_, err := seedPosts(ctx, n.url, sc.searchEntries, 8, func(i int) restarea.PostRequest {
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			q := question(prose(r, 120))
+			q.Title = prose(r, 8)
+			return q
+		})
+		return err
 	}
 }
 

@@ -42,16 +42,32 @@ func StartSeeded(ctx context.Context, binary, dir, backup string) (*Target, erro
 	}
 	args := append([]string{"serve", "--data-dir", data, "--raft-addr", raftAddr, "--http-addr", httpAddr,
 		"--node-id", "bench"}, benchArgs...)
+	logf.Close()
+	url := "http://" + httpAddr
+	pid, stop, err := serveProcess(ctx, binary, args, filepath.Join(dir, "node.log"), url)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{URLs: []string{url}, DataDirs: []string{data}, Pids: []int{pid}, close: stop}, nil
+}
+
+// serveProcess starts `binary args` (a `restarea serve`) with its output
+// appended to logPath, and waits until url answers /readyz. stop ends it
+// with SIGTERM, and SIGKILL after 15 s.
+func serveProcess(ctx context.Context, binary string, args []string, logPath, url string) (pid int, stop func() error, err error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, nil, err
+	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, err
+		return 0, nil, err
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(exited) }()
-	t := &Target{URLs: []string{"http://" + httpAddr}, DataDirs: []string{data}, Pids: []int{cmd.Process.Pid}}
-	t.close = func() error {
+	stop = func() error {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -61,11 +77,11 @@ func StartSeeded(ctx context.Context, binary, dir, backup string) (*Target, erro
 		}
 		return nil
 	}
-	if err := waitReady(ctx, t.URLs[0], exited); err != nil {
-		t.Close()
-		return nil, fmt.Errorf("%v: %s", err, tail(logf.Name()))
+	if err := waitReady(ctx, url, exited); err != nil {
+		stop()
+		return 0, nil, fmt.Errorf("%v: %s", err, tail(logPath))
 	}
-	return t, nil
+	return cmd.Process.Pid, stop, nil
 }
 
 func freeAddr() (string, error) {

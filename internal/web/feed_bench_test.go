@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -103,32 +102,7 @@ func BenchmarkFeedHeld(b *testing.B) {
 			})
 			b.Run(feed.name+"-"+c.name+"/stalled", func(b *testing.B) {
 				feedSize(h, path)
-				var held, most uint64
-				var ms runtime.MemStats
-				n := 0
-				for b.Loop() {
-					runtime.GC()
-					runtime.ReadMemStats(&ms)
-					base := ms.HeapAlloc
-					w := &stalledWriter{header: http.Header{}, blocked: make(chan struct{}), release: make(chan struct{})}
-					done := make(chan struct{})
-					go func() {
-						defer close(done)
-						h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
-					}()
-					<-w.blocked
-					runtime.GC()
-					runtime.ReadMemStats(&ms)
-					if ms.HeapAlloc > base {
-						held += ms.HeapAlloc - base
-						most = max(most, ms.HeapAlloc-base)
-					}
-					close(w.release)
-					<-done
-					n++
-				}
-				b.ReportMetric(float64(held)/float64(n), "held-B/GET")
-				b.ReportMetric(float64(most), "max-held-B")
+				measureHeld(b, h, path)
 			})
 		}
 	}

@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-
-	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -17,17 +14,8 @@ import (
 // list every reply once, numbered on.
 func TestThreadPartsOnRunningNode(t *testing.T) {
 	n := testnode.Start(t)
-	big := strings.Repeat("😀", restarea.MaxBody)
-	newPost := func(typ, parent, title string) restarea.PostRequest {
-		return restarea.PostRequest{RequestID: uuid.NewString(), Type: typ, ParentID: parent, Title: title, Body: big,
-			Actor: restarea.Actor{Name: "pager"}, SubmissionMode: restarea.ModeAutonomous}
-	}
-	q := testnode.Post(t, n, newPost(restarea.TypeQuestion, "", "large replies")).Entry.ID
 	const replies = 30
-	var want []string
-	for range replies {
-		want = append(want, testnode.Post(t, n, newPost(restarea.TypeReply, q, "")).Entry.ID)
-	}
+	q, want := testnode.LargeThread(t, n, replies)
 	next := regexp.MustCompile(`\n- More replies follow this part: <([^>]+)>`)
 	ids := regexp.MustCompile("\n- Reply id: `([0-9a-f-]+)`")
 	var got []string

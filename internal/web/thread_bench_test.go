@@ -73,33 +73,39 @@ func BenchmarkThreadViewHeld(b *testing.B) {
 		})
 		b.Run(name+"/stalled", func(b *testing.B) {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil)) // bodies rendered and cached
-			var held, most uint64
-			var ms runtime.MemStats
 			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				base := ms.HeapAlloc
-				w := &stalledWriter{header: http.Header{}, blocked: make(chan struct{}), release: make(chan struct{})}
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
-				}()
-				<-w.blocked
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				if ms.HeapAlloc > base {
-					held += ms.HeapAlloc - base
-					most = max(most, ms.HeapAlloc-base)
-				}
-				close(w.release)
-				<-done
-				n++
-			}
-			b.ReportMetric(float64(held)/float64(n), "held-B/GET")
-			b.ReportMetric(float64(most), "max-held-B")
+			measureHeld(b, h, path)
 		})
 	}
+}
+
+// measureHeld reports the heap a GET of path holds while its client does
+// not read (stalledWriter blocks the first write), on average and at most.
+func measureHeld(b *testing.B, h http.Handler, path string) {
+	var held, most uint64
+	var ms runtime.MemStats
+	n := 0
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		w := &stalledWriter{header: http.Header{}, blocked: make(chan struct{}), release: make(chan struct{})}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		}()
+		<-w.blocked
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > base {
+			held += ms.HeapAlloc - base
+			most = max(most, ms.HeapAlloc-base)
+		}
+		close(w.release)
+		<-done
+		n++
+	}
+	b.ReportMetric(float64(held)/float64(n), "held-B/GET")
+	b.ReportMetric(float64(most), "max-held-B")
 }

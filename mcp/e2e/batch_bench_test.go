@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/mcp"
 )
@@ -131,20 +131,10 @@ func finish(done chan struct{}, high chan uint64) chan uint64 {
 // answerOf is a helper for tests that want the whole answer.
 func answerOf(tb testing.TB, url, rev, body string) (int, []byte) {
 	tb.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	headers := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
 	if rev != "" {
-		req.Header.Set("MCP-Protocol-Version", rev)
+		headers = append(headers, "MCP-Protocol-Version", rev)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, io.LimitReader(resp.Body, 64<<20)); err != nil {
-		tb.Fatal(err)
-	}
-	return resp.StatusCode, buf.Bytes()
+	r := testkit.Do(tb, nil, http.MethodPost, url, body, headers...)
+	return r.Status, []byte(r.Body)
 }

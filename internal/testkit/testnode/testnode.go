@@ -10,9 +10,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
@@ -117,4 +119,23 @@ func waitSettings(t testing.TB, n *node.Node, cfg server.Config) {
 func WaitReady(t testing.TB, n *node.Node) {
 	t.Helper()
 	testkit.Eventually(t, 20*time.Second, "node "+n.ID()+" to be ready", n.Ready)
+}
+
+// LargeThread posts a question and replies replies to it on n, every body
+// restarea.MaxBody emoji (80,000 bytes) by the actor "pager", and returns
+// the question's id and the replies' ids in order: a thread whose pages
+// end at restarea.MaxPageBytes, not at their count.
+func LargeThread(t testing.TB, n *node.Node, replies int) (string, []string) {
+	t.Helper()
+	big := strings.Repeat("\U0001F600", restarea.MaxBody)
+	post := func(typ, parent, title string) restarea.PostRequest {
+		return restarea.PostRequest{RequestID: uuid.NewString(), Type: typ, ParentID: parent, Title: title, Body: big,
+			Actor: restarea.Actor{Name: "pager"}, SubmissionMode: restarea.ModeAutonomous}
+	}
+	q := Post(t, n, post(restarea.TypeQuestion, "", "large replies")).Entry.ID
+	ids := make([]string, replies)
+	for i := range ids {
+		ids[i] = Post(t, n, post(restarea.TypeReply, q, "")).Entry.ID
+	}
+	return q, ids
 }
