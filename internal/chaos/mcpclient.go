@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,6 +68,9 @@ func (p *mcpPool) drop(node int, cs *sdk.ClientSession) {
 func (p *mcpPool) call(ctx context.Context, node int, tool string, args map[string]any) (int, envelope, error) {
 	cs, err := p.session(ctx, node)
 	if err != nil {
+		if status := refusedStatus(err); status != 0 {
+			return status, envelope{}, nil
+		}
 		return 0, envelope{}, err
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
@@ -76,6 +80,9 @@ func (p *mcpPool) call(ctx context.Context, node int, tool string, args map[stri
 		// closing"), which no server did.
 		if ctx.Err() == nil {
 			p.drop(node, cs)
+		}
+		if status := refusedStatus(err); status != 0 {
+			return status, envelope{}, nil
 		}
 		return 0, envelope{}, err
 	}
@@ -122,4 +129,19 @@ func (p *mcpPool) close() {
 		cs.Close()
 		delete(p.cs, k)
 	}
+}
+
+// refusedStatus is the HTTP status of a request the node refused before
+// the MCP session saw it — the public port's bound on expensive requests
+// answers 429 or 503 with Retry-After — which the SDK reports only as a
+// transport error naming the status: 0 for any other error. Both are
+// answers to retry after a pause, as over REST.
+func refusedStatus(err error) int {
+	switch msg := err.Error(); {
+	case strings.Contains(msg, http.StatusText(http.StatusTooManyRequests)):
+		return http.StatusTooManyRequests
+	case strings.Contains(msg, http.StatusText(http.StatusServiceUnavailable)):
+		return http.StatusServiceUnavailable
+	}
+	return 0
 }

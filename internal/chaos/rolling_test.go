@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -176,5 +178,19 @@ func TestRollingRestartInProcess(t *testing.T) {
 	}
 	if len(rep.Faults) != 3 || rep.Acknowledged < 10 || rep.Linearizable != "yes" {
 		t.Errorf("%d restarts, %d acknowledged, linearizable %s", len(rep.Faults), rep.Acknowledged, rep.Linearizable)
+	}
+}
+
+// An MCP request the public port refused (429, 503) is an answer to retry,
+// though the SDK reports it only as a transport error.
+func TestRefusedStatus(t *testing.T) {
+	for msg, want := range map[string]int{
+		`calling "tools/call": rejected by transport: sending "tools/call": Too Many Requests`:   http.StatusTooManyRequests,
+		`calling "initialize": rejected by transport: sending "initialize": Service Unavailable`: http.StatusServiceUnavailable,
+		`calling "tools/call": connection refused`:                                               0,
+	} {
+		if got := refusedStatus(errors.New(msg)); got != want {
+			t.Errorf("%q: %d, want %d", msg, got, want)
+		}
 	}
 }
