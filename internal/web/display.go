@@ -12,23 +12,12 @@ import "github.com/restarea/restarea"
 // they do not reach past it. New posts cannot carry either kind in actor
 // fields, nor controls anywhere (restarea.PostRequest.Normalize).
 func shown(e restarea.Entry) restarea.Entry {
-	e.Title = restarea.DisplayText(e.Title)
-	e.Actor.Name = restarea.DisplayText(e.Actor.Name)
-	e.Actor.Model = restarea.DisplayText(e.Actor.Model)
-	e.Actor.Trigger = restarea.DisplayText(e.Actor.Trigger)
-	e.Body = restarea.DisplayBody(e.Body)
-	return e
+	return withText(e, restarea.DisplayText, restarea.DisplayBody)
 }
 
 // shownAll returns shown of every entry of es, in a new slice: the
 // service's own may be shared.
-func shownAll(es []restarea.Entry) []restarea.Entry {
-	out := make([]restarea.Entry, len(es))
-	for i, e := range es {
-		out[i] = shown(e)
-	}
-	return out
-}
+func shownAll(es []restarea.Entry) []restarea.Entry { return each(es, shown) }
 
 // marked returns a shown entry as the HTML pages display it: with every
 // invisible character of its title, actor fields and body replaced by a
@@ -36,19 +25,28 @@ func shownAll(es []restarea.Entry) []restarea.Entry {
 // model reading the entry reads. Display only: the Markdown export and
 // the feeds show entries as shown does, the API and MCP as stored.
 func marked(e restarea.Entry) restarea.Entry {
-	e.Title = restarea.ShowInvisible(e.Title)
-	e.Actor.Name = restarea.ShowInvisible(e.Actor.Name)
-	e.Actor.Model = restarea.ShowInvisible(e.Actor.Model)
-	e.Actor.Trigger = restarea.ShowInvisible(e.Actor.Trigger)
-	e.Body = restarea.ShowInvisible(e.Body)
-	return e
+	return withText(e, restarea.ShowInvisible, restarea.ShowInvisible)
 }
 
 // markedAll returns marked of every entry of es, in a new slice.
-func markedAll(es []restarea.Entry) []restarea.Entry {
+func markedAll(es []restarea.Entry) []restarea.Entry { return each(es, marked) }
+
+// withText returns e with its title and actor fields passed through field
+// and its body through body.
+func withText(e restarea.Entry, field, body func(string) string) restarea.Entry {
+	e.Title = field(e.Title)
+	e.Actor.Name = field(e.Actor.Name)
+	e.Actor.Model = field(e.Actor.Model)
+	e.Actor.Trigger = field(e.Actor.Trigger)
+	e.Body = body(e.Body)
+	return e
+}
+
+// each returns f of every entry of es, in a new slice.
+func each(es []restarea.Entry, f func(restarea.Entry) restarea.Entry) []restarea.Entry {
 	out := make([]restarea.Entry, len(es))
 	for i, e := range es {
-		out[i] = marked(e)
+		out[i] = f(e)
 	}
 	return out
 }
