@@ -226,7 +226,7 @@ func (n *Node) open() error {
 	// Raft drives the state machine, then the search index, then the
 	// read barriers, for every committed batch (raftfsm.go).
 	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied}
-	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), noPipeline{n.tr})
+	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), raftTransport{n.tr})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
