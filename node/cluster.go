@@ -264,6 +264,11 @@ func (n *Node) TransferLeader(ctx context.Context, id string) error {
 	}
 	var f raft.Future
 	if id == "" {
+		if cluster.Voters(n.raft) < 2 {
+			// Raft would answer "cannot find peer" after a while, which
+			// reads as "retry later"; no retry can help.
+			return restarea.Errorf(restarea.CodeConflict, "this node is the cluster's only voter: there is no other node to hand leadership to (add members first)")
+		}
 		f = n.raft.LeadershipTransfer()
 	} else {
 		addr, ok, err := n.member(id)

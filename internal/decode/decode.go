@@ -29,8 +29,8 @@ func JSON(data []byte, v any) error {
 	if !utf8.Valid(data) {
 		return restarea.Errorf(restarea.CodeInvalidRequest, "request body is not valid UTF-8")
 	}
-	if field, ok := loneSurrogate(data); ok {
-		return restarea.Errorf(restarea.CodeInvalidRequest, "request body contains an invalid \\u escape (lone surrogate) near %q", field)
+	if at, ok := loneSurrogate(data); ok {
+		return surrogateError(data, at)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -80,10 +80,11 @@ func jsonTypeName(kind string) string {
 	}
 }
 
-// loneSurrogate finds a \uD800–\uDFFF escape that is not a valid pair.
-// encoding/json would silently turn it into U+FFFD, which is a repair, and
-// docs/contract.md §1 says invalid text is rejected, not repaired.
-func loneSurrogate(data []byte) (string, bool) {
+// loneSurrogate finds a \uD800–\uDFFF escape that is not a valid pair and
+// returns its offset. encoding/json would silently turn it into U+FFFD,
+// which is a repair, and docs/contract.md §1 says invalid text is
+// rejected, not repaired.
+func loneSurrogate(data []byte) (int, bool) {
 	for i := 0; i+6 <= len(data); i++ {
 		if data[i] != '\\' {
 			continue
@@ -104,11 +105,113 @@ func loneSurrogate(data []byte) (string, bool) {
 					continue
 				}
 			}
-			return fmt.Sprintf("%s", data[i:i+6]), true
+			return i, true
 		case v >= 0xDC00 && v <= 0xDFFF:
-			return fmt.Sprintf("%s", data[i:i+6]), true
+			return i, true
 		}
 		i += 5
 	}
-	return "", false
+	return 0, false
+}
+
+// surrogateError is the answer to a lone surrogate escape at offset at:
+// like a control character's, it names the field (its path, e.g.
+// actor.name) and the position of the character in that text.
+func surrogateError(data []byte, at int) error {
+	esc := string(data[at : at+6])
+	path, key, char := stringAt(data, at)
+	what := path
+	switch {
+	case path == "" && key:
+		what = "a member name"
+	case key:
+		what = "a member name in " + path
+	case path == "":
+		what = "the request body"
+	}
+	return restarea.Errorf(restarea.CodeInvalidRequest,
+		"%s must not contain a lone surrogate escape (%s at character %d is half of a UTF-16 surrogate pair without its other half); send the character itself as UTF-8, or as a complete pair", what, esc, char)
+}
+
+// stringAt finds the JSON string holding offset at: the path of the value
+// it is (members joined by dots, array elements as [i]), whether it is a
+// member name instead, and the position (1-based, in characters) of the
+// text at that offset within the string. The body is valid JSON but for
+// the escape (encoding/json repairs it), so the tokens can be walked.
+func stringAt(data []byte, at int) (path string, key bool, char int) {
+	type frame struct {
+		object  bool
+		wantKey bool
+		name    string
+		index   int
+	}
+	var stack []frame
+	join := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			switch {
+			case f.object && f.name != "":
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.name)
+			case !f.object:
+				fmt.Fprintf(&b, "[%d]", f.index)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		start := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false, 1
+		}
+		end := int(dec.InputOffset())
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if top >= 0 && !stack[top].object {
+					stack[top].index++
+				}
+				stack = append(stack, frame{object: t == '{', wantKey: t == '{', index: -1})
+			default:
+				stack = stack[:top]
+				if top > 0 && stack[top-1].object {
+					stack[top-1].wantKey = true
+				}
+			}
+			continue
+		case string:
+			isKey := top >= 0 && stack[top].object && stack[top].wantKey
+			if start <= at && at < end {
+				q := bytes.IndexByte(data[start:end], '"') + start
+				prefix, _ := jsonstr.Unquote(data[q+1 : at])
+				if isKey {
+					stack[top].name = "" // the previous member's
+					return join(), true, utf8.RuneCount(prefix) + 1
+				}
+				if top >= 0 && !stack[top].object {
+					stack[top].index++
+				}
+				return join(), false, utf8.RuneCount(prefix) + 1
+			}
+			if isKey {
+				stack[top].name, stack[top].wantKey = t, false
+				continue
+			}
+		}
+		// A value ended: an object waits for its next member name, an
+		// array counts its element.
+		if top >= 0 {
+			if stack[top].object {
+				stack[top].wantKey = true
+			} else {
+				stack[top].index++
+			}
+		}
+	}
 }

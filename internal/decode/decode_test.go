@@ -84,8 +84,8 @@ func TestDecodeJSONErrors(t *testing.T) {
 		{"invalid utf-8 truncated sequence", replaceField(`"title":"t"`, "\"title\":\"\xe3\x81\""), []string{"UTF-8"}},
 		{"invalid utf-8 encoded surrogate", replaceField(`"body":"b"`, "\"body\":\"\xed\xa0\x80\""), []string{"UTF-8"}},
 		{"invalid utf-8 outside strings", validJSON + "\xff", []string{"UTF-8"}},
-		{"lone high surrogate", replaceField(`"body":"b"`, `"body":"\ud800"`), []string{"surrogate", `\\ud800`}},
-		{"lone low surrogate", replaceField(`"body":"b"`, `"body":"\udc00"`), []string{"surrogate", `\\udc00`}},
+		{"lone high surrogate", replaceField(`"body":"b"`, `"body":"\ud800"`), []string{"surrogate", "body", `\ud800`}},
+		{"lone low surrogate", replaceField(`"body":"b"`, `"body":"\udc00"`), []string{"surrogate", "body", `\udc00`}},
 		{"lone high surrogate uppercase", replaceField(`"body":"b"`, `"body":"x\uD83Dy"`), []string{"surrogate"}},
 		{"high surrogate at end of string", replaceField(`"body":"b"`, `"body":"\ud83d"`), []string{"surrogate"}},
 		{"two high surrogates", replaceField(`"body":"b"`, `"body":"\ud83d\ud83d"`), []string{"surrogate"}},
@@ -368,5 +368,29 @@ func TestDecodeExactKeys(t *testing.T) {
 		if restarea.ErrorCode(err) != restarea.CodeInvalidRequest || !strings.Contains(restarea.ErrorMessage(err), tc.want) {
 			t.Errorf("%s: %v, want invalid_request mentioning %s", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A lone surrogate's answer names the field and the character's position,
+// as a control character's does.
+func TestLoneSurrogateNamesTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"title", `{"title":"a\ud800b"}`, `title must not contain a lone surrogate escape (\ud800 at character 2`},
+		{"after a pair", `{"body":"\ud83d\ude00x\udc00"}`, `body must not contain a lone surrogate escape (\udc00 at character 3`},
+		{"after escapes", `{"body":"\"\\\n\u00e9\uDBFF"}`, `body must not contain a lone surrogate escape (\uDBFF at character 5`},
+		{"nested", `{"title":"t","actor":{"kind":"agent","name":"\udfff"}}`, `actor.name must not contain a lone surrogate escape (\udfff at character 1`},
+		{"array element", `{"a":[1,{"b":["x","y\ud800"]}]}`, `a[1].b[1] must not contain`},
+		{"a member name", `{"title":"t","\ud800":1}`, `a member name must not contain a lone surrogate escape (\ud800 at character 1`},
+		{"a nested member name", `{"actor":{"name":"n","x\ud800":1}}`, `a member name in actor must not contain a lone surrogate escape (\ud800 at character 2`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v map[string]any
+			err := decode.JSON([]byte(tc.body), &v)
+			if err == nil || restarea.ErrorCode(err) != restarea.CodeInvalidRequest || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want invalid_request containing %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -223,16 +223,19 @@ func (s *site) newFeed(self, title, page string) atomFeed {
 	}
 }
 
-// serveFeed answers a feed, streamed, with its ETag and Last-Modified
-// (the newest entry's time, the feed's own updated: no entry listed is
-// newer). A feed without entries dates from the Unix epoch, which is as
-// old as "nothing yet" can be.
+// serveFeed answers a feed, streamed, with its ETag; its updated is the
+// newest entry's time (no entry listed is newer), and a feed without
+// entries dates from the Unix epoch, which is as old as "nothing yet" can
+// be. It has no Last-Modified: the newest listed entry's time goes back
+// when that entry is hidden, deleted or expires, so a reader revalidating
+// with If-Modified-Since would be told 304 and keep showing it. The
+// ETag, a hash of the bytes, changes with every change of the feed.
 func (s *site) serveFeed(w http.ResponseWriter, r *http.Request, f atomFeed, newest time.Time) {
 	if newest.IsZero() {
 		newest = time.Unix(0, 0)
 	}
 	f.Updated = atomTime(newest)
-	err := s.serveStreamAt(w, r, typeAtom, cachePage, newest, func(out io.Writer) error {
+	err := s.serveStream(w, r, typeAtom, cachePage, func(out io.Writer) error {
 		doc := &counter{w: out}
 		f.Entries.written = doc
 		if _, err := io.WriteString(doc, xml.Header); err != nil {

@@ -34,20 +34,13 @@ var errPassesDiffer = errors.New("web: the streamed answer differed between its 
 // been written; the caller answers it. A failure while streaming (the
 // client left, or a defect) is logged: the answer can only be cut short.
 func (s *site) serveStream(w http.ResponseWriter, r *http.Request, contentType, cacheControl string, write func(io.Writer) error) error {
-	return s.serveStreamAt(w, r, contentType, cacheControl, time.Time{}, write)
-}
-
-// serveStreamAt is serveStream with a Last-Modified time (none when zero),
-// which If-Modified-Since is judged by when the request has no
-// If-None-Match (notModified).
-func (s *site) serveStreamAt(w http.ResponseWriter, r *http.Request, contentType, cacheControl string, modified time.Time, write func(io.Writer) error) error {
 	hash := sha256.New()
 	sum := &counter{w: hash}
 	if err := write(sum); err != nil {
 		return err
 	}
 	etag := `"` + base64.RawURLEncoding.EncodeToString(hash.Sum(nil)[:16]) + `"`
-	if notModified(w, r, etag, cacheControl, modified) {
+	if notModified(w, r, etag, cacheControl, time.Time{}) {
 		return nil
 	}
 	h := w.Header()
