@@ -260,7 +260,18 @@ func (x *Index) Applied(logs []*raft.Log) {
 // rebuild happens even if the process dies right after the restore.
 func (x *Index) Restoring() error {
 	x.reset.Store(true)
-	f, err := os.OpenFile(filepath.Join(x.cfg.Dir, rebuildMarker), os.O_CREATE|os.O_WRONLY, 0o600)
+	return MarkForRebuild(x.cfg.Dir)
+}
+
+// MarkForRebuild makes the index in dir rebuild itself from the state on
+// its next Open, as after a snapshot restore: for tools that replace a
+// stopped node's state (node.Recover). A directory that does not exist
+// yet has nothing to rebuild.
+func MarkForRebuild(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, rebuildMarker), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("search: rebuild marker: %w", err)
 	}
