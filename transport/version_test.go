@@ -609,3 +609,16 @@ func FuzzAcceptGreeting(f *testing.F) {
 		}
 	})
 }
+
+// The fallback works inside mutual TLS too, where the old acceptor's close
+// arrives through the TLS session.
+func TestNewDialerFallsBackToV1OverTLS(t *testing.T) {
+	p := newPKI(t)
+	old := listenVer(t, func(c *Config) { legacy(c); c.TLS = p.nodeTLS("old") })
+	b := listenVer(t, func(c *Config) { c.TLS = p.nodeTLS("b") })
+	serveRPC(t, old.Mux, "old")
+	roundTrip(t, old.Mux, b.Mux, "old")
+	if n := established(b.Mux, DirectionOut, 1); n != 2 {
+		t.Fatalf("b's outgoing version-1 connections: %d; want 2; stats %+v", n, b.Stats())
+	}
+}
