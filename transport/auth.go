@@ -100,6 +100,8 @@ func (a *connAuth) proof(kind, role byte, nonceD, nonceA, binding []byte) []byte
 type refusal struct {
 	reason string
 	msg    string
+	// version, for RefusedVersion, says it again naming the peer.
+	version *versionError
 }
 
 func (e *refusal) Error() string { return e.msg }
@@ -180,7 +182,7 @@ func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte) (uint16, err
 		}
 		return 1, nil
 	case magic == authMagic:
-		return 0, &refusal{reason: RefusedVersion, msg: (&versionError{peer: VersionRange{1, 1}, ours: a.versions}).Error()}
+		return 0, versionRefusal(versionError{peer: VersionRange{1, 1}, ours: a.versions})
 	case magic == authMagicV2 && !a.legacy:
 		return a.acceptV2(conn, kind, binding)
 	}

@@ -71,7 +71,7 @@ func (a *connAuth) helloV2(kind byte) (msg, nonceD []byte, err error) {
 
 // dialV2 runs the dialer's side after helloV2 was written and returns the
 // version negotiated. errPeerClosedAtV2 means the acceptor hung up without
-// answering (release v0.1.0 does so); a *versionError that the ranges do
+// answering (release v0.1.0 does so); a version refusal that the ranges do
 // not overlap.
 func (a *connAuth) dialV2(conn net.Conn, kind byte, nonceD, binding []byte) (uint16, error) {
 	var head [answerV2Head]byte
@@ -85,7 +85,7 @@ func (a *connAuth) dialV2(conn net.Conn, kind byte, nonceD, binding []byte) (uin
 	}
 	want := a.versions.highestCommon(acc)
 	if chosen == 0 && want == 0 {
-		return 0, &refusal{reason: RefusedVersion, msg: (&versionError{peer: acc, ours: a.versions}).Error()}
+		return 0, versionRefusal(versionError{peer: acc, ours: a.versions})
 	}
 	if chosen != want {
 		return 0, &refusal{reason: RefusedProtocol, msg: fmt.Sprintf("authentication: the peer chose protocol version %d from %s and %s; the highest common one is %d", chosen, a.versions, acc, want)}
@@ -124,7 +124,7 @@ func (a *connAuth) acceptV2(conn net.Conn, kind byte, binding []byte) (uint16, e
 		// The dialer learns both ranges and can say why; nothing else
 		// crosses, and the connection never reaches raft.
 		conn.Write(answer)
-		return 0, &refusal{reason: RefusedVersion, msg: (&versionError{peer: d, ours: a.versions}).Error()}
+		return 0, versionRefusal(versionError{peer: d, ours: a.versions})
 	}
 	nonceA := make([]byte, nonceSize)
 	if _, err := rand.Read(nonceA); err != nil {

@@ -93,7 +93,7 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 	conn, version, err := m.attempt(ctx, address, host, kind, offer)
 	if errors.Is(err, errPeerClosedAtV2) {
 		if m.cfg.Versions.Min > 1 {
-			err = &refusal{reason: RefusedVersion, msg: (&versionError{ours: m.cfg.Versions, v1Only: true}).Error()}
+			err = versionRefusal(versionError{ours: m.cfg.Versions, v1Only: true})
 		} else if conn, version, err = m.attempt(ctx, address, host, kind, 1); err == nil {
 			m.v1.remember(address)
 		}
@@ -104,7 +104,7 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 		case errors.As(err, &rf) && rf.reason == RefusedVersion:
 			m.count.refuse(RefusedVersion)
 			if n, ok := m.warned.allowCount("dial-version"); ok {
-				m.log.Warn("peer "+address+" "+rf.msg, "peer", address, "kind", kind, "reason", RefusedVersion, "also_refused_unlogged", n)
+				m.log.Warn(rf.logLine(address), "peer", address, "kind", kind, "reason", RefusedVersion, "also_refused_unlogged", n)
 			}
 		case errors.As(err, &rf) || errors.Is(err, errPeerRefusedProof) || errors.Is(err, errPeerNoHandshake) || errors.Is(err, errPeerClosedAtV2):
 			m.count.dialAuthFailed.Add(1)

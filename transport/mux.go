@@ -335,10 +335,11 @@ func (m *Mux) refused(remote string, kind byte, err error) {
 	}
 	reason := reasonOf(err)
 	m.count.refuse(reason)
+	var rf *refusal
 	switch {
-	case reason == RefusedVersion:
+	case reason == RefusedVersion && errors.As(err, &rf):
 		if n, ok := m.warned.allowCount(reason); ok {
-			m.log.Warn("peer "+remote+" "+err.Error(), "remote", remote, "kind", kind, "reason", reason, "also_refused_unlogged", n)
+			m.log.Warn(rf.logLine(remote), "remote", remote, "kind", kind, "reason", reason, "also_refused_unlogged", n)
 		}
 	case (reason == RefusedAuth || reason == RefusedTLS || (reason == RefusedProtocol && kind != 0)) && !errors.Is(err, io.EOF):
 		if n, ok := m.warned.allowCount(reason); ok {

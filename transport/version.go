@@ -76,9 +76,9 @@ func ParseVersionRange(s string) (VersionRange, error) {
 	return r, r.Valid()
 }
 
-// versionError is a refusal because two nodes share no protocol version:
-// they run releases more than one apart. It says so naming both ranges and
-// the peer, the one line an operator needs.
+// versionError is why two nodes were refused for sharing no protocol
+// version: they run releases more than one apart. It names both ranges,
+// the one line an operator needs.
 type versionError struct {
 	peer, ours VersionRange
 	// v1Only: the peer's range was not announced but inferred, because it
@@ -86,12 +86,26 @@ type versionError struct {
 	v1Only bool
 }
 
-func (e *versionError) Error() string {
+// describe says it of subject ("the peer", "peer 10.0.0.3:8300").
+func (e versionError) describe(subject string) string {
 	peer := "speaks raft-port protocol " + e.peer.String()
 	if e.v1Only {
 		peer = "closed the connection at this node's protocol-2 greeting, so it speaks only raft-port protocol 1 (or was over its handshake cap)"
 	}
-	return fmt.Sprintf("%s; this node speaks %s: run releases at most one apart, see docs/upgrades.md", peer, e.ours)
+	return fmt.Sprintf("%s %s; this node speaks %s: run releases at most one apart, see docs/upgrades.md", subject, peer, e.ours)
+}
+
+// versionRefusal is the refusal, counted as RefusedVersion, for e.
+func versionRefusal(e versionError) *refusal {
+	return &refusal{reason: RefusedVersion, msg: e.describe("the peer"), version: &e}
+}
+
+// logLine is the warning about a version refusal of the peer at addr.
+func (rf *refusal) logLine(addr string) string {
+	if rf.version == nil {
+		return rf.msg
+	}
+	return rf.version.describe("peer " + addr)
 }
 
 // errPeerClosedAtV2 is what a dialer sees when the acceptor closes the
