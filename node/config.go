@@ -50,6 +50,12 @@ type Config struct {
 	PublicClientTLS *tls.Config
 	// Faults, when set, lets tests and chaos runs isolate this node.
 	Faults *transport.Faults
+	// ProtocolVersions is the range of raft-port protocol versions this
+	// node announces; zero is this release's (transport.ThisRelease). Any
+	// other range is for tests that run nodes "releases apart" (restarea
+	// serve --test-protocol-versions, refused without
+	// --allow-test-versions).
+	ProtocolVersions transport.VersionRange
 	// FSMFault deliberately breaks the state machine (tests of the chaos
 	// checker only).
 	FSMFault fsm.Fault

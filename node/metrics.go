@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -194,13 +195,30 @@ func (d diskCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(d.size, prometheus.GaugeValue, float64(size))
 }
 
+// negotiatedCollector exports Stats.Established, whose protocol label
+// takes whatever versions peers negotiated.
+type negotiatedCollector struct {
+	mux  *transport.Mux
+	desc *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (c negotiatedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect implements prometheus.Collector.
+func (c negotiatedCollector) Collect(ch chan<- prometheus.Metric) {
+	for k, v := range c.mux.Stats().Established {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(v), k.Direction, strconv.Itoa(int(k.Protocol)))
+	}
+}
+
 // watchCluster exports the cluster port's connection counters and the
 // signed-request refusals, read when scraped.
 func (m *metrics) watchCluster(mux *transport.Mux, g *cluster.Guard) {
 	for _, reason := range transport.RefusalReasons {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "restarea_cluster_conn_refused_total",
-			Help:        "Connections to the cluster port closed before raft or the internal channel saw them, by reason (auth: wrong proof of the cluster secret; protocol: no or a foreign greeting; tls; timeout; io; capacity: all handshake slots taken; source: the slots one source may hold taken; unaccepted).",
+			Help:        "Connections to the cluster port closed before raft or the internal channel saw them, by reason (auth: wrong proof of the cluster secret; protocol: no or a foreign greeting; tls; timeout; io; capacity: all handshake slots taken; source: the slots one source may hold taken; unaccepted; version: the peer shares no raft-port protocol version with this node, counted for accepted and dialed connections alike).",
 			ConstLabels: prometheus.Labels{"reason": reason},
 		}, func() float64 { return float64(mux.Stats().Refused[reason]) }))
 	}
@@ -214,6 +232,9 @@ func (m *metrics) watchCluster(mux *transport.Mux, g *cluster.Guard) {
 			Help: "Outgoing cluster connections abandoned because the peer did not prove the cluster secret or refused this node's proof.",
 		}, func() float64 { return float64(mux.Stats().DialAuthFailed) }),
 	)
+	m.reg.MustRegister(negotiatedCollector{mux, prometheus.NewDesc("restarea_cluster_conn_established_total",
+		"Authenticated connections on the cluster port, accepted (direction=in) or dialed (out), by the raft-port protocol version they negotiated (1: release v0.1.0's handshake; see transport.ProtocolMin and ProtocolMax).",
+		[]string{"direction", "protocol"}, nil)})
 	requests := func(reason string, f func(cluster.GuardStats) uint64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "restarea_cluster_requests_refused_total",

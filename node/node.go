@@ -175,6 +175,7 @@ func (n *Node) open() error {
 	}
 	n.mux, err = transport.Listen(transport.Config{
 		BindAddr: cfg.RaftAddr, AdvertiseAddr: adv, TLS: cfg.TLS, Secret: cfg.ClusterSecret, Logger: n.log, Faults: cfg.Faults,
+		Versions: cfg.ProtocolVersions,
 	})
 	if err != nil {
 		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)

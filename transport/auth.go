@@ -29,6 +29,11 @@ import (
 // the internal channel cannot open a raft connection), one direction, and
 // with TLS one TLS session. Proofs are compared in constant time.
 //
+// That is protocol version 1, release v0.1.0's handshake, still accepted
+// and still spoken to a peer that speaks nothing newer. Version 2 (authv2.go)
+// negotiates the protocol version inside the same proofs; the magic after
+// the kind byte says which handshake follows.
+//
 // The kind byte comes first, as it did before authentication existed, so
 // a stray client (a TLS ClientHello, an HTTP request) is refused on its
 // first byte without costing a nonce or an HMAC, and the kind can enter the
@@ -49,28 +54,38 @@ const (
 	roleAcceptor  = 'A'
 )
 
-// authMagic follows the kind byte on an authenticated connection. A node of
-// an earlier version (or one without a secret) sends raft or HTTP bytes
-// there instead, so the acceptor can say what went wrong at once rather
-// than wait out the handshake deadline.
-var authMagic = [4]byte{'R', 'A', 'U', '1'}
+// authMagic follows the kind byte on a version-1 connection, authMagicV2 on
+// a version-2 one. A node of an earlier version (or one without a secret)
+// sends raft or HTTP bytes there instead, so the acceptor can say what went
+// wrong at once rather than wait out the handshake deadline.
+var (
+	authMagic   = [4]byte{'R', 'A', 'U', '1'}
+	authMagicV2 = [4]byte{'R', 'A', 'U', '2'}
+)
 
 // connAuth runs the handshake under one cluster secret.
 type connAuth struct {
 	key []byte
+	// versions is the range this node speaks; legacy makes it speak exactly
+	// what release v0.1.0 did (version 1 only, and a version-2 greeting
+	// refused as an unknown magic), for the tests of the fallback.
+	versions VersionRange
+	legacy   bool
 }
 
 // newConnAuth derives the handshake key; nil (no handshake) for an empty
 // secret.
-func newConnAuth(secret []byte) *connAuth {
+func newConnAuth(secret []byte, versions VersionRange, legacy bool) *connAuth {
 	if len(secret) == 0 {
 		return nil
 	}
 	h := hmac.New(sha256.New, secret)
 	h.Write([]byte(keyLabel))
-	return &connAuth{key: h.Sum(nil)}
+	return &connAuth{key: h.Sum(nil), versions: versions, legacy: legacy}
 }
 
+// proof is the version-1 proof; its transcript is release v0.1.0's, byte
+// for byte.
 func (a *connAuth) proof(kind, role byte, nonceD, nonceA, binding []byte) []byte {
 	h := hmac.New(sha256.New, a.key)
 	h.Write([]byte(proofLabel))
@@ -85,6 +100,8 @@ func (a *connAuth) proof(kind, role byte, nonceD, nonceA, binding []byte) []byte
 type refusal struct {
 	reason string
 	msg    string
+	// version, for RefusedVersion, says it again naming the peer.
+	version *versionError
 }
 
 func (e *refusal) Error() string { return e.msg }
@@ -98,7 +115,8 @@ var (
 )
 
 // hello is what the dialer sends first: the kind byte, then, with a secret,
-// the magic and its nonce. Sending them in one write saves a packet.
+// the version-1 magic and its nonce. Sending them in one write saves a
+// packet.
 func (a *connAuth) hello(kind byte) (msg, nonceD []byte, err error) {
 	if a == nil {
 		return []byte{kind}, nil, nil
@@ -114,22 +132,27 @@ func (a *connAuth) hello(kind byte) (msg, nonceD []byte, err error) {
 	return msg, nonceD, nil
 }
 
-// dial runs the dialer's side after hello was written: it proves itself and
-// checks the acceptor's proof. Any error means the connection must not be
-// used.
+// dial runs the dialer's side of version 1 after hello was written: it
+// proves itself and checks the acceptor's proof. Any error means the
+// connection must not be used.
 func (a *connAuth) dial(conn net.Conn, kind byte, nonceD, binding []byte) error {
 	nonceA := make([]byte, nonceSize)
 	if _, err := io.ReadFull(conn, nonceA); err != nil {
 		return fmt.Errorf("authentication: read peer nonce: %w", closedAs(err, errPeerNoHandshake))
 	}
-	if _, err := conn.Write(a.proof(kind, roleDialer, nonceD, nonceA, binding)); err != nil {
+	return a.finishDial(conn, a.proof(kind, roleDialer, nonceD, nonceA, binding), a.proof(kind, roleAcceptor, nonceD, nonceA, binding))
+}
+
+// finishDial sends the dialer's proof and checks the acceptor's.
+func (a *connAuth) finishDial(conn net.Conn, mine, want []byte) error {
+	if _, err := conn.Write(mine); err != nil {
 		return fmt.Errorf("authentication: send proof: %w", err)
 	}
 	got := make([]byte, proofSize)
 	if _, err := io.ReadFull(conn, got); err != nil {
 		return fmt.Errorf("authentication: read peer proof: %w", closedAs(err, errPeerRefusedProof))
 	}
-	if !hmac.Equal(got, a.proof(kind, roleAcceptor, nonceD, nonceA, binding)) {
+	if !hmac.Equal(got, want) {
 		return &refusal{reason: RefusedAuth, msg: "authentication: the peer's proof does not match this node's cluster secret: it is not a member of this cluster"}
 	}
 	return nil
@@ -145,20 +168,35 @@ func closedAs(err, meaning error) error {
 }
 
 // accept runs the acceptor's side once the kind byte has been read: it
-// reads the magic and the dialer's nonce, sends its own, checks the
-// dialer's proof and only then proves itself.
-func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte) error {
-	var greet [len(authMagic) + nonceSize]byte
-	if _, err := io.ReadFull(conn, greet[:len(authMagic)]); err != nil {
-		return fmt.Errorf("authentication: read greeting: %w", err)
+// reads the magic, which says which handshake follows, and returns the
+// protocol version the connection speaks.
+func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte) (uint16, error) {
+	var magic [len(authMagic)]byte
+	if _, err := io.ReadFull(conn, magic[:]); err != nil {
+		return 0, fmt.Errorf("authentication: read greeting: %w", err)
 	}
-	if [len(authMagic)]byte(greet[:len(authMagic)]) != authMagic {
-		return &refusal{reason: RefusedProtocol, msg: "authentication: the peer sent no authentication greeting (a node of an earlier version, one without --cluster-secret, or not a cluster member)"}
+	switch {
+	case magic == authMagic && (a.legacy || a.versions.Min <= 1):
+		if err := a.acceptV1(conn, kind, binding); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	case magic == authMagic:
+		return 0, versionRefusal(versionError{peer: VersionRange{1, 1}, ours: a.versions})
+	case magic == authMagicV2 && !a.legacy:
+		return a.acceptV2(conn, kind, binding)
 	}
-	if _, err := io.ReadFull(conn, greet[len(authMagic):]); err != nil {
+	return 0, &refusal{reason: RefusedProtocol, msg: "authentication: the peer sent no authentication greeting (a node of an earlier version, one without --cluster-secret, or not a cluster member)"}
+}
+
+// acceptV1 is release v0.1.0's acceptor after the magic: it reads the
+// dialer's nonce, sends its own, checks the dialer's proof and only then
+// proves itself.
+func (a *connAuth) acceptV1(conn net.Conn, kind byte, binding []byte) error {
+	nonceD := make([]byte, nonceSize)
+	if _, err := io.ReadFull(conn, nonceD); err != nil {
 		return fmt.Errorf("authentication: read nonce: %w", err)
 	}
-	nonceD := greet[len(authMagic):]
 	nonceA := make([]byte, nonceSize)
 	if _, err := rand.Read(nonceA); err != nil {
 		return err
@@ -166,14 +204,20 @@ func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte) error {
 	if _, err := conn.Write(nonceA); err != nil {
 		return fmt.Errorf("authentication: send nonce: %w", err)
 	}
+	return a.finishAccept(conn, a.proof(kind, roleDialer, nonceD, nonceA, binding), a.proof(kind, roleAcceptor, nonceD, nonceA, binding))
+}
+
+// finishAccept checks the dialer's proof (constant time) and only then
+// sends the acceptor's.
+func (a *connAuth) finishAccept(conn net.Conn, want, mine []byte) error {
 	got := make([]byte, proofSize)
 	if _, err := io.ReadFull(conn, got); err != nil {
 		return fmt.Errorf("authentication: read proof: %w", err)
 	}
-	if !hmac.Equal(got, a.proof(kind, roleDialer, nonceD, nonceA, binding)) {
+	if !hmac.Equal(got, want) {
 		return &refusal{reason: RefusedAuth, msg: "authentication: wrong proof of the cluster secret (the peer holds a different --cluster-secret or none)"}
 	}
-	if _, err := conn.Write(a.proof(kind, roleAcceptor, nonceD, nonceA, binding)); err != nil {
+	if _, err := conn.Write(mine); err != nil {
 		return fmt.Errorf("authentication: send proof: %w", err)
 	}
 	return nil

@@ -197,14 +197,14 @@ func TestImpostorAcceptorGetsNoData(t *testing.T) {
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		hello := make([]byte, 1+len(authMagic)+nonceSize)
+		hello := make([]byte, 1+helloV2Size)
 		if _, err := io.ReadFull(c, hello); err != nil {
 			after <- nil
 			return
 		}
 		nonce := make([]byte, nonceSize)
 		rand.Read(nonce)
-		c.Write(nonce)
+		c.Write(append([]byte{0, ProtocolMax, 0, ProtocolMin, 0, ProtocolMax}, nonce...)) // a well-played version-2 answer
 		io.ReadFull(c, make([]byte, proofSize))
 		fake := make([]byte, proofSize)
 		rand.Read(fake)

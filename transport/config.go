@@ -73,6 +73,21 @@ type Config struct {
 	// once (counted as RefusedSource). Zero means DefaultMaxPendingPerSource,
 	// and it is never above MaxPending.
 	MaxPendingPerSource int
+
+	// Versions is the range of raft-port protocol versions this node
+	// announces and accepts. Zero means ThisRelease (ProtocolMin to
+	// ProtocolMax), which every node must use; another range exists for
+	// tests that run a node "releases apart" (restarea serve
+	// --test-protocol-versions).
+	Versions VersionRange
+
+	// legacyV1 makes the Mux speak exactly as release v0.1.0 did: the
+	// version-1 handshake only, and a version-2 greeting refused as an
+	// unknown magic. Tests of the fallback only.
+	legacyV1 bool
+
+	// now is the clock of the version-1 memory; nil is time.Now (tests).
+	now func() time.Time
 }
 
 // withDefaults returns a copy of c with zero fields filled in, or an error if
@@ -100,6 +115,18 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxPendingPerSource = DefaultMaxPendingPerSource
 	}
 	c.MaxPendingPerSource = min(c.MaxPendingPerSource, c.MaxPending)
+	if c.Versions == (VersionRange{}) {
+		c.Versions = ThisRelease
+	}
+	if c.legacyV1 {
+		c.Versions = VersionRange{1, 1}
+	}
+	if err := c.Versions.Valid(); err != nil {
+		return c, fmt.Errorf("transport: Versions: %w", err)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

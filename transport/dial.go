@@ -82,32 +82,31 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 	if err != nil {
 		return nil, fail(err)
 	}
-	d := net.Dialer{LocalAddr: m.dialFrom}
-	raw, err := d.DialContext(ctx, "tcp", address)
-	if err != nil {
-		return nil, fail(err)
+	// Offer version 2 unless this peer was found to speak only version 1
+	// lately (or this node speaks only 1). A peer of release v0.1.0 closes
+	// the connection at a version-2 greeting; then greet it with version 1
+	// on a new connection, and remember for a while that it speaks only 1.
+	offer := uint16(2)
+	if m.auth == nil || m.auth.legacy || m.cfg.Versions.Max < 2 || m.v1.speaksV1Only(address) {
+		offer = 1
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		if err := raw.SetDeadline(dl); err != nil {
-			raw.Close()
-			return nil, fail(err)
+	conn, version, err := m.attempt(ctx, address, host, kind, offer)
+	if errors.Is(err, errPeerClosedAtV2) {
+		if m.cfg.Versions.Min > 1 {
+			err = versionRefusal(versionError{ours: m.cfg.Versions, v1Only: true})
+		} else if conn, version, err = m.attempt(ctx, address, host, kind, 1); err == nil {
+			m.v1.remember(address)
 		}
 	}
-	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(aLongTimeAgo) })
-	conn, err := m.greet(raw, host, kind)
-	if !stop() {
-		// ctx ended during setup and may have forced the deadline; the
-		// connection cannot be trusted to have none, so discard it.
-		raw.Close()
-		return nil, fail(context.Cause(ctx))
-	}
-	if err == nil {
-		err = raw.SetDeadline(time.Time{})
-	}
 	if err != nil {
-		raw.Close()
 		var rf *refusal
-		if errors.As(err, &rf) || errors.Is(err, errPeerRefusedProof) || errors.Is(err, errPeerNoHandshake) {
+		switch {
+		case errors.As(err, &rf) && rf.reason == RefusedVersion:
+			m.count.refuse(RefusedVersion)
+			if n, ok := m.warned.allowCount("dial-version"); ok {
+				m.log.Warn(rf.logLine(address), "peer", address, "kind", kind, "reason", RefusedVersion, "also_refused_unlogged", n)
+			}
+		case errors.As(err, &rf) || errors.Is(err, errPeerRefusedProof) || errors.Is(err, errPeerNoHandshake) || errors.Is(err, errPeerClosedAtV2):
 			m.count.dialAuthFailed.Add(1)
 			if m.warned.allow("dial-auth") {
 				m.log.Warn("outgoing connection failed authentication", "peer", address, "err", err)
@@ -115,37 +114,86 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 		}
 		return nil, fail(err)
 	}
+	if m.auth != nil {
+		m.count.establish(DirectionOut, version)
+	}
 	return m.cfg.Faults.wrap(conn)
 }
 
+// attempt opens one connection to address and runs the handshake on it,
+// greeting with protocol version offer (1: release v0.1.0's handshake; 2:
+// the negotiation). It returns the version negotiated; on error the
+// connection is closed.
+func (m *Mux) attempt(ctx context.Context, address, host string, kind byte, offer uint16) (net.Conn, uint16, error) {
+	d := net.Dialer{LocalAddr: m.dialFrom}
+	raw, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return nil, 0, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if err := raw.SetDeadline(dl); err != nil {
+			raw.Close()
+			return nil, 0, err
+		}
+	}
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(aLongTimeAgo) })
+	conn, version, err := m.greet(raw, host, kind, offer)
+	if !stop() {
+		// ctx ended during setup and may have forced the deadline; the
+		// connection cannot be trusted to have none, so discard it.
+		raw.Close()
+		return nil, 0, context.Cause(ctx)
+	}
+	if err == nil {
+		err = raw.SetDeadline(time.Time{})
+	}
+	if err != nil {
+		raw.Close()
+		return nil, 0, err
+	}
+	return conn, version, nil
+}
+
 // greet runs the client side of the handshake on raw: TLS if configured,
-// then the kind byte and, with a secret, the mutual proof.
-func (m *Mux) greet(raw net.Conn, host string, kind byte) (net.Conn, error) {
+// then the kind byte and, with a secret, the mutual proof in the handshake
+// of version offer. It returns the protocol version negotiated.
+func (m *Mux) greet(raw net.Conn, host string, kind byte, offer uint16) (net.Conn, uint16, error) {
 	conn := raw
 	if m.cfg.TLS != nil {
 		tc := tls.Client(raw, clientTLS(m.cfg.TLS, host))
 		if err := tc.Handshake(); err != nil {
-			return nil, fmt.Errorf("tls handshake: %w", err)
+			return nil, 0, fmt.Errorf("tls handshake: %w", err)
 		}
 		conn = tc
 	}
 	hello, nonceD, err := m.auth.hello(kind)
+	if m.auth != nil && offer >= 2 {
+		hello, nonceD, err = m.auth.helloV2(kind)
+	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := conn.Write(hello); err != nil {
-		return nil, fmt.Errorf("send kind byte: %w", err)
+		return nil, 0, fmt.Errorf("send kind byte: %w", err)
 	}
-	if m.auth != nil {
-		binding, err := tlsBinding(conn)
+	if m.auth == nil {
+		return conn, 0, nil
+	}
+	binding, err := tlsBinding(conn)
+	if err != nil {
+		return nil, 0, err
+	}
+	if offer >= 2 {
+		version, err := m.auth.dialV2(conn, kind, nonceD, binding)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if err := m.auth.dial(conn, kind, nonceD, binding); err != nil {
-			return nil, err
-		}
+		return conn, version, nil
 	}
-	return conn, nil
+	if err := m.auth.dial(conn, kind, nonceD, binding); err != nil {
+		return nil, 0, err
+	}
+	return conn, 1, nil
 }
 
 // setupError carries why a dial failed; it reports a timeout when the cause

@@ -34,6 +34,9 @@ type Mux struct {
 	log    *slog.Logger
 	count  counters
 	warned rateLimit // for refusals worth an operator's attention
+	// v1 remembers the peers that speak only protocol version 1, so a dial
+	// does not probe them with version 2 every time.
+	v1 *v1Peers
 
 	raft *subListener
 	rpc  *subListener
@@ -86,7 +89,8 @@ func Listen(cfg Config) (*Mux, error) {
 		cfg:        cfg,
 		ln:         ln,
 		adv:        adv,
-		auth:       newConnAuth(cfg.Secret),
+		auth:       newConnAuth(cfg.Secret, cfg.Versions, cfg.legacyV1),
+		v1:         newV1Peers(cfg.now),
 		log:        cfg.Logger.With("component", "transport"),
 		raft:       newSubListener(adv),
 		rpc:        newSubListener(adv),
@@ -244,7 +248,7 @@ func (m *Mux) handshake(raw net.Conn) {
 	defer m.wg.Done()
 	remote := raw.RemoteAddr().String()
 	deadline := time.Now().Add(m.cfg.HandshakeTimeout)
-	conn, kind, err := m.identify(raw, deadline)
+	conn, kind, version, err := m.identify(raw, deadline)
 	// From here Close no longer needs to cut the connection off: the hand-off
 	// below watches the sub-listener, which Close closes.
 	m.untrack(raw)
@@ -260,7 +264,11 @@ func (m *Mux) handshake(raw net.Conn) {
 	if conn, err = m.cfg.Faults.wrap(conn); err != nil {
 		return
 	}
-	if !sub.deliver(conn, deadline) {
+	if sub.deliver(conn, deadline) {
+		if m.auth != nil {
+			m.count.establish(DirectionIn, version)
+		}
+	} else {
 		if !sub.isClosed() {
 			m.count.refuse(RefusedUnaccepted)
 			m.log.Warn("connection dropped: nobody accepting", "remote", remote, "kind", kind)
@@ -271,40 +279,42 @@ func (m *Mux) handshake(raw net.Conn) {
 
 // identify finishes TLS (if configured), reads the kind byte and, with a
 // secret, runs the mutual proof, all before deadline; then it clears the
-// deadline so the acceptor starts with none. kind is 0 until known.
-func (m *Mux) identify(raw net.Conn, deadline time.Time) (net.Conn, byte, error) {
+// deadline so the acceptor starts with none. kind is 0 until known;
+// version is the protocol version negotiated (0 without a secret).
+func (m *Mux) identify(raw net.Conn, deadline time.Time) (net.Conn, byte, uint16, error) {
 	if err := raw.SetDeadline(deadline); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	conn := raw
 	if m.srvTLS != nil {
 		tc := tls.Server(raw, m.srvTLS)
 		if err := tc.Handshake(); err != nil {
-			return nil, 0, &tlsError{err}
+			return nil, 0, 0, &tlsError{err}
 		}
 		conn = tc
 	}
 	var b [1]byte
 	if _, err := io.ReadFull(conn, b[:]); err != nil {
-		return nil, 0, fmt.Errorf("read kind byte: %w", err)
+		return nil, 0, 0, fmt.Errorf("read kind byte: %w", err)
 	}
 	kind := b[0]
 	if kind != kindRaft && kind != kindRPC {
-		return nil, 0, &refusal{reason: RefusedProtocol, msg: fmt.Sprintf("unknown kind byte %#x", kind)}
+		return nil, 0, 0, &refusal{reason: RefusedProtocol, msg: fmt.Sprintf("unknown kind byte %#x", kind)}
 	}
+	var version uint16
 	if m.auth != nil {
 		binding, err := tlsBinding(conn)
 		if err != nil {
-			return nil, kind, err
+			return nil, kind, 0, err
 		}
-		if err := m.auth.accept(conn, kind, binding); err != nil {
-			return nil, kind, err
+		if version, err = m.auth.accept(conn, kind, binding); err != nil {
+			return nil, kind, 0, err
 		}
 	}
 	if err := raw.SetDeadline(time.Time{}); err != nil {
-		return nil, kind, err
+		return nil, kind, 0, err
 	}
-	return conn, kind, nil
+	return conn, kind, version, nil
 }
 
 // tlsError marks a failed TLS handshake, which is worth an operator's
@@ -325,7 +335,12 @@ func (m *Mux) refused(remote string, kind byte, err error) {
 	}
 	reason := reasonOf(err)
 	m.count.refuse(reason)
+	var rf *refusal
 	switch {
+	case reason == RefusedVersion && errors.As(err, &rf):
+		if n, ok := m.warned.allowCount(reason); ok {
+			m.log.Warn(rf.logLine(remote), "remote", remote, "kind", kind, "reason", reason, "also_refused_unlogged", n)
+		}
 	case (reason == RefusedAuth || reason == RefusedTLS || (reason == RefusedProtocol && kind != 0)) && !errors.Is(err, io.EOF):
 		if n, ok := m.warned.allowCount(reason); ok {
 			m.log.Warn("connection refused", "remote", remote, "kind", kind, "reason", reason, "err", err, "also_refused_unlogged", n)

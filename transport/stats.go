@@ -17,6 +17,11 @@ const (
 	// after it (a stray client, a node of an earlier version or without a
 	// secret).
 	RefusedProtocol = "protocol"
+	// RefusedVersion: the peer and this node share no raft-port protocol
+	// version (they run releases more than one apart). Unlike the other
+	// reasons it also counts outgoing connections so refused, since both
+	// ends of such a pair need the operator's attention.
+	RefusedVersion = "version"
 	// RefusedTLS: the TLS handshake failed (no or a foreign certificate).
 	RefusedTLS = "tls"
 	// RefusedTimeout: the handshake did not finish within HandshakeTimeout.
@@ -35,7 +40,7 @@ const (
 )
 
 // RefusalReasons lists every reason, in a fixed order.
-var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedSource, RefusedUnaccepted}
+var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedSource, RefusedUnaccepted, RefusedVersion}
 
 // Stats is a snapshot of a Mux's connection counters.
 type Stats struct {
@@ -48,11 +53,42 @@ type Stats struct {
 	// DialAuthFailed counts outgoing connections abandoned because the
 	// peer failed to prove the cluster secret or refused this node's proof.
 	DialAuthFailed uint64
+	// Established counts the authenticated connections handed to raft or
+	// the internal channel (In) and returned by a dial (Out), by the
+	// protocol version they negotiated. Without a secret there is no
+	// handshake and nothing is counted.
+	Established map[Negotiated]uint64
+}
+
+// Directions of an established connection, the label values of
+// Stats.Established.
+const (
+	DirectionIn  = "in"
+	DirectionOut = "out"
+)
+
+// Negotiated keys Stats.Established: which way a connection was opened and
+// the protocol version it speaks.
+type Negotiated struct {
+	Direction string
+	Protocol  uint16
 }
 
 type counters struct {
-	refused        [8]atomic.Uint64 // indexed like RefusalReasons, one per reason
+	refused        [9]atomic.Uint64 // indexed like RefusalReasons, one per reason
 	dialAuthFailed atomic.Uint64
+
+	mu          sync.Mutex
+	established map[Negotiated]uint64
+}
+
+func (c *counters) establish(direction string, version uint16) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.established == nil {
+		c.established = make(map[Negotiated]uint64)
+	}
+	c.established[Negotiated{direction, version}]++
 }
 
 func (c *counters) refuse(reason string) {
@@ -73,6 +109,12 @@ func (m *Mux) Stats() Stats {
 	for i, r := range RefusalReasons {
 		s.Refused[r] = m.count.refused[i].Load()
 	}
+	m.count.mu.Lock()
+	s.Established = make(map[Negotiated]uint64, len(m.count.established))
+	for k, v := range m.count.established {
+		s.Established[k] = v
+	}
+	m.count.mu.Unlock()
 	return s
 }
 

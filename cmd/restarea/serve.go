@@ -69,6 +69,8 @@ func runServe(args []string) int {
 	expireEvery := fs.Duration("expire-interval", d.ExpireInterval, "how often the leader proposes expiry")
 	testClockFile := fs.String("test-clock-offset-file", "", "TESTS ONLY: run the wall clock ahead by the duration written in this file (needs --allow-test-clock)")
 	allowTestClock := fs.Bool("allow-test-clock", false, "TESTS ONLY: allow --test-clock-offset-file; never on a production node")
+	testVersions := fs.String("test-protocol-versions", "", "TESTS ONLY: announce raft-port protocol versions MIN-MAX instead of this release's, to test nodes releases apart (needs --allow-test-versions)")
+	allowTestVersions := fs.Bool("allow-test-versions", false, "TESTS ONLY: allow --test-* version flags; never on a production node")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	commitEvery := fs.Duration("state-commit-interval", d.StateCommitInterval, "let the batches applied within this long share one state-file commit (reads commit first, so they still see every applied write); 0 commits every batch")
 	if !parseFlags(fs, args) {
@@ -125,6 +127,17 @@ func runServe(args []string) int {
 		}
 		cfg.Now = c.Now
 		logger.Warn("TEST CLOCK: this node's wall clock follows an offset file; it is for tests only", "file", *testClockFile)
+	}
+	if *testVersions != "" {
+		if !*allowTestVersions {
+			return fail("--test-protocol-versions makes this node announce raft-port protocol versions it does not speak, for tests; it is refused without --allow-test-versions (never on a production node)")
+		}
+		r, err := transport.ParseVersionRange(*testVersions)
+		if err != nil {
+			return fail("--test-protocol-versions: %v", err)
+		}
+		cfg.ProtocolVersions = r
+		logger.Warn("TEST VERSIONS: this node announces raft-port protocol versions other than its release's; it is for tests only", "versions", r.String(), "release", transport.ThisRelease.String())
 	}
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
