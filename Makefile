@@ -6,6 +6,7 @@
 #   make cluster-status  GET /api/v1/cluster on the three nodes (with the admin token: addresses too)
 #   make cluster-down    docker compose down -v --remove-orphans (erases the volumes)
 #   make rolling-restart restart node1..3 in turn under load, checked (cluster-up first if needed)
+#   make upgrade-test    the previous release's nodes replaced one at a time by this build, under load, checked
 #   make soak            restarea chaos --local 5, every fault kind, >= 30 min (not in CI)
 #   make test            go test ./...
 #   make test-busy       go test -race ./... RUNS times beside a load that keeps every core busy
@@ -38,7 +39,7 @@ export RESTAREA_IMAGE := $(IMAGE)
 PORTS := $(RESTAREA_PORT1) $(RESTAREA_PORT2) $(RESTAREA_PORT3)
 READY_TIMEOUT ?= 60
 
-.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart soak test test-busy clean
+.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart upgrade-test soak test test-busy clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/restarea ./cmd/restarea
@@ -98,6 +99,35 @@ rolling-restart: build
 	bin/restarea chaos --compose --compose-project $(COMPOSE_PROJECT_NAME) --rolling-restart \
 		--duration $(ROLLING_DURATION) --seed $(ROLLING_SEED) \
 		--report bin/rolling-restart.json --out bin/rolling-restart
+
+# A rolling upgrade under load, from the previous release to this build:
+# internal/prevrelease picks the newest line of RELEASES whose commit is
+# an ancestor of HEAD (and not HEAD), and builds it once into
+# bin/release-VERSION/restarea (a temporary git worktree, removed after).
+# Then restarea chaos --local N --upgrade-from that binary: (a) 3 nodes,
+# (b) 5 nodes with a downgrade of one upgraded node and back, each
+# finalized (UPGRADE_FINALIZE= to leave the finalize step out) and
+# followed by a last round of posts and replays. Reports in
+# bin/upgrade-3.json and bin/upgrade-5.json; the longest write gap of each
+# run is printed.
+UPGRADE_DURATION ?= 30s
+UPGRADE_SEED     ?= 1
+UPGRADE_FINALIZE ?= --finalize
+UPGRADE_TIMEOUT  ?= 240
+
+upgrade-test: build
+	@prev=$$($(GO) run ./internal/prevrelease -dir bin) || exit 1; \
+	rc=0; \
+	for run in "3" "5 --downgrade-one"; do \
+		n=$${run%% *}; extra=$${run#$$n}; \
+		echo "== rolling upgrade, $$n nodes$$extra: $$prev -> bin/restarea"; \
+		timeout $(UPGRADE_TIMEOUT) bin/restarea chaos --local $$n --upgrade-from "$$prev" $$extra $(UPGRADE_FINALIZE) \
+			--duration $(UPGRADE_DURATION) --seed $(UPGRADE_SEED) \
+			--report bin/upgrade-$$n.json --out bin/upgrade-$$n > bin/upgrade-$$n.txt || rc=$$?; \
+		cat bin/upgrade-$$n.txt; \
+		echo "upgrade-test, $$n nodes: $$(grep -m1 '^write unavailability' bin/upgrade-$$n.txt | tr -s ' ')"; \
+	done; \
+	exit $$rc
 
 # A long soak: five local node processes, every fault class the local
 # driver has (kill, pause, partition, membership, and any added since),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,10 @@ func runChaos(args []string) int {
 	faultList := fs.String("faults", "", "comma-separated fault classes: kill, pause, partition, membership (--local only: remove a follower and rejoin it wiped under a new id, remove the leader, grow by two nodes and shrink back, replace a node by a fresh one under its id), or all (default: every class the target supports but membership)")
 	faultEvery := fs.Duration("fault-interval", 0, "one fault per interval (default: an eighth of --duration, between 1s and 10s)")
 	rolling := fs.Bool("rolling-restart", false, "instead of random faults, restart every node gracefully in turn (SIGTERM, wait for /readyz), in rounds for --duration")
+	upgradeFrom := fs.String("upgrade-from", "", "--local: start the nodes with this binary (the previous release) and replace them one at a time, under load, with --upgrade-to")
+	upgradeTo := fs.String("upgrade-to", "", "with --upgrade-from: the binary to upgrade to (default: this one)")
+	finalize := fs.Bool("finalize", false, "with --upgrade-from: once every node runs --upgrade-to, POST /api/v1/admin/cluster/finalize-upgrade and check that cluster_version rose on every node")
+	downgradeOne := fs.Bool("downgrade-one", false, "with --upgrade-from: before finalizing, take one upgraded node back to the old binary and up again, under load")
 	raise := fs.Bool("raise-limits", true, "raise the per-source and site-wide limits for the run through the admin API, restore them after (default false with --nodes)")
 	adminToken := fs.String("admin-token", "", "admin bearer token of the cluster (--compose default: docker-compose.yml's)")
 	reportFile := fs.String("report", "", "write the report as JSON to FILE")
@@ -85,6 +90,10 @@ func runChaos(args []string) int {
 	if err != nil {
 		return usage("--faults: %v", err)
 	}
+	upgrade, msg := upgradePlan(*upgradeFrom, *upgradeTo, *finalize, *downgradeOne, *local > 0, *rolling || *noFaults || classes != nil)
+	if msg != "" {
+		return usage("%s", msg)
+	}
 	if classes != nil && (*noFaults || *rolling) {
 		return usage("--faults excludes --no-faults and --rolling-restart")
 	}
@@ -104,7 +113,7 @@ func runChaos(args []string) int {
 	defer stop()
 	go func() { <-ctx.Done(); stop() }()
 
-	target, err := chaosTarget(ctx, logger, *local, *compose, *nodes, *faultDriver, *project, *adminToken, *dir)
+	target, err := chaosTarget(ctx, logger, *local, *compose, *nodes, *faultDriver, *project, *adminToken, *dir, *upgradeFrom)
 	if err != nil {
 		logger.Error("cannot set up the target", "err", err)
 		return 1
@@ -115,7 +124,7 @@ func runChaos(args []string) int {
 	cfg.Workers, cfg.Fanout, cfg.Duration, cfg.MaxOps, cfg.Seed = *workers, *fanout, *duration, *ops, *seed
 	cfg.NoFaults, cfg.RollingRestart, cfg.RaiseLimits, cfg.SettleTimeout = *noFaults, *rolling, *raise, *settleTimeout
 	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
-	cfg.Faults, cfg.FaultEvery = classes, *faultEvery
+	cfg.Faults, cfg.FaultEvery, cfg.Upgrade = classes, *faultEvery, upgrade
 	cfg.MinOps, cfg.MinFaults, cfg.MaxDuration = *minOps, *minFaults, *maxDuration
 	if (*minOps > 0 || *minFaults > 0) && *maxDuration == 0 {
 		cfg.MaxDuration = 2 * *duration
@@ -141,13 +150,13 @@ func runChaos(args []string) int {
 }
 
 // chaosTarget sets up the one target the flags name.
-func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bool, nodes, driver, project, token, dir string) (chaos.Target, error) {
+func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bool, nodes, driver, project, token, dir, binary string) (chaos.Target, error) {
 	switch {
 	case local > 0:
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		c, err := localcluster.Start(sctx, localcluster.Options{
-			Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true,
+			Binary: binary, Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true,
 			Logf: func(format string, a ...any) { logger.Info(fmt.Sprintf(format, a...)) },
 		})
 		if err != nil {
@@ -189,4 +198,49 @@ func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bo
 		fd = c
 	}
 	return chaos.NewRemote(urls, token, fd), nil
+}
+
+// upgradePlan checks the flags of a rolling upgrade and returns its plan
+// (nil without --upgrade-from), or what is wrong with them. local says
+// --local was given; otherFaults that --rolling-restart, --no-faults or
+// --faults was.
+func upgradePlan(from, to string, finalize, downgradeOne, local, otherFaults bool) (*chaos.Upgrade, string) {
+	if from == "" {
+		if to != "" || finalize || downgradeOne {
+			return nil, "--upgrade-to, --finalize and --downgrade-one go with --upgrade-from"
+		}
+		return nil, ""
+	}
+	if !local {
+		return nil, "--upgrade-from needs --local N"
+	}
+	if otherFaults {
+		return nil, "--upgrade-from excludes --rolling-restart, --no-faults and --faults"
+	}
+	if to == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Sprintf("--upgrade-to: this binary's path: %v", err)
+		}
+		to = exe
+	}
+	for _, f := range []struct{ name, path string }{{"--upgrade-from", from}, {"--upgrade-to", to}} {
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			return nil, fmt.Sprintf("%s %q: %v", f.name, f.path, err)
+		}
+		st, err := os.Stat(abs)
+		switch {
+		case err != nil:
+			return nil, fmt.Sprintf("%s: %v", f.name, err)
+		case st.IsDir() || st.Mode().Perm()&0o111 == 0:
+			return nil, fmt.Sprintf("%s %q is not an executable file", f.name, f.path)
+		}
+		if f.name == "--upgrade-from" {
+			from = abs
+		} else {
+			to = abs
+		}
+	}
+	return &chaos.Upgrade{From: from, To: to, Finalize: finalize, DowngradeOne: downgradeOne}, ""
 }

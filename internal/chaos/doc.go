@@ -24,6 +24,14 @@
 // saw only answers, 503s and timeouts. Every report gives the longest
 // write unavailability: the longest time without a successful post.
 //
+// With Config.Upgrade the random faults give way to a rolling upgrade:
+// the nodes start with the previous release's binary and are replaced
+// one at a time by the current one (graceful stop, the new binary on the
+// same data, /readyz awaited), optionally one is taken back to the old
+// binary and up again, and the upgrade finalized through the admin API;
+// a last round of the workload replays request_ids stored earlier. The
+// checks of a rolling restart apply, and the upgrade must complete.
+//
 // The same run drives four kinds of Target: an in-process cluster (for
 // go test), local node processes (restarea chaos --local N), the docker
 // compose cluster (--compose) and any cluster given by URL (--nodes).

@@ -10,8 +10,9 @@ import (
 // LocalArgs are the `restarea serve` flags the chaos command gives local
 // node processes: limits high enough that 429 answers stay rare.
 // Expiry runs every second, so that a clock fault that let the board's
-// clock jump would expire entries within the fault.
-var LocalArgs = []string{"--rate-per-source", "1000000/m", "--rate-global", "1000000/h", "--expire-interval", "1s"}
+// clock jump would expire entries within the fault. Each is one
+// "--name=value" argument, as localcluster.Options.Args asks.
+var LocalArgs = []string{"--rate-per-source=1000000/m", "--rate-global=1000000/h", "--expire-interval=1s"}
 
 // Local is a Target of node processes on loopback, started and faulted
 // through package localcluster: kill -9 and restart, SIGSTOP and SIGCONT,
@@ -136,3 +137,22 @@ func (l *Local) SetOut(i int) { l.c.SetOut(i) }
 
 // NodeID implements MemberDriver.
 func (l *Local) NodeID(i int) string { return l.c.Nodes()[i].ID }
+
+var _ Upgrader = (*Local)(nil)
+
+// Replace implements Upgrader: SIGTERM and a wait for the exit, then
+// binary on the node's data directory, id and addresses, with the flags
+// binary knows.
+func (l *Local) Replace(_ context.Context, i int, binary string) (string, error) {
+	b, err := l.c.SetBinary(i, binary)
+	if err != nil {
+		return "", err
+	}
+	return b.Version, l.c.RestartGracefully(i, stopTimeout)
+}
+
+// Version implements Upgrader.
+func (l *Local) Version(binary string) (string, error) {
+	b, err := l.c.Inspect(binary)
+	return b.Version, err
+}

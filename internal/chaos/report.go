@@ -37,6 +37,9 @@ type Report struct {
 	// Members are the member ids the healed cluster must list, when the
 	// run changed members (checked on every node).
 	Members []string `json:"members,omitempty"`
+	// Upgrade is the rolling upgrade's steps and outcome, when the run
+	// made one (Config.Upgrade).
+	Upgrade *UpgradeReport `json:"upgrade,omitempty"`
 	// Latencies of calls that got an answer, in milliseconds.
 	PostP50Ms float64 `json:"post_latency_p50_ms"`
 	PostP99Ms float64 `json:"post_latency_p99_ms"`
@@ -152,6 +155,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "leader changes\t%d (%d terms with a leader seen)\n", r.LeaderChanges, r.LeaderTerms)
 	if r.Members != nil {
 		fmt.Fprintf(tw, "members after healing\t%s\n", strings.Join(r.Members, " "))
+	}
+	if r.Upgrade != nil {
+		r.Upgrade.print(tw)
 	}
 	fmt.Fprintf(tw, "linearizable\t%s\n", r.Linearizable)
 	byKind := map[string]int{}

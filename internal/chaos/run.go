@@ -41,6 +41,14 @@ type Config struct {
 	// answers, 503s and timeouts. The target's driver must be a
 	// GracefulRestarter.
 	RollingRestart bool
+	// Upgrade, when set, replaces the random faults by a rolling upgrade:
+	// the nodes, started with Upgrade.From, are replaced one at a time by
+	// Upgrade.To (graceful stop, start on the same data, /readyz awaited),
+	// optionally one is taken back and up again and the upgrade
+	// finalized, then the workload runs one more round, replaying earlier
+	// request_ids. The checks of RollingRestart apply, and the upgrade
+	// must complete. The target's driver must be an Upgrader.
+	Upgrade *Upgrade
 	// Faults are the fault classes of the schedule (ClassKill,
 	// ClassPause, ClassPartition, ClassMembership, and any other the
 	// driver names); nil takes every class the driver supports but
@@ -164,6 +172,14 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 		driver = nil
 	}
 	var restarter GracefulRestarter
+	var upgrades Upgrader
+	if cfg.Upgrade != nil {
+		u, ok := driver.(Upgrader)
+		if !ok || cfg.RollingRestart {
+			return nil, fmt.Errorf("chaos: %s cannot change its nodes' binaries (a rolling upgrade needs --local, without --rolling-restart)", target.Name())
+		}
+		upgrades = u
+	}
 	if cfg.RollingRestart {
 		g, ok := driver.(GracefulRestarter)
 		if !ok {
@@ -177,7 +193,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	// restart is measured under load too.
 	var runCtx context.Context
 	var stopRun context.CancelFunc
-	if restarter != nil {
+	if restarter != nil || upgrades != nil {
 		runCtx, stopRun = context.WithCancel(ctx)
 	} else {
 		runCtx, stopRun = context.WithTimeout(ctx, cfg.planned())
@@ -190,7 +206,22 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	go func() { defer watchers.Done(); mon.run(watchCtx, 250*time.Millisecond) }()
 
 	var rollErr error
+	var upg *upgrader
 	switch {
+	case upgrades != nil:
+		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
+		upg = &upgrader{r: faults, u: upgrades, hc: hc, urls: urls, token: target.AdminToken(), plan: *cfg.Upgrade, w: w, pace: defaultPace}
+		if err := upg.versions(); err != nil {
+			return nil, err
+		}
+		log.Info("rolling upgrade planned", "from", upg.rep.FromVersion, "to", upg.rep.ToVersion, "nodes", len(urls),
+			"downgrade_one", cfg.Upgrade.DowngradeOne, "finalize", cfg.Upgrade.Finalize)
+		faulting.Add(1)
+		go func() {
+			defer faulting.Done()
+			upg.run(ctx, cfg.Duration)
+			stopRun()
+		}()
 	case restarter != nil:
 		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
 		faulting.Add(1)
@@ -239,7 +270,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	if rollErr != nil {
 		log.Warn("rolling restart ended early", "err", rollErr)
 	}
-	if driver != nil && restarter == nil {
+	if driver != nil && restarter == nil && upg == nil {
 		hctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
 		if err := driver.Heal(hctx); err != nil {
 			log.Warn("heal", "err", err)
@@ -248,12 +279,12 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	}
 	// The check runs even when ctx was cancelled (an interrupted run is
 	// still checked); its own timeouts bound it.
-	return check(context.WithoutCancel(ctx), cfg, target, hc, hist, faults, mon)
+	return check(context.WithoutCancel(ctx), cfg, target, hc, hist, faults, mon, upg)
 }
 
 // check waits for the healed cluster to settle, reads every node's
 // final state and checks it and the history.
-func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist *History, faults *faultRunner, mon *monitor) (*Report, error) {
+func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist *History, faults *faultRunner, mon *monitor, upg *upgrader) (*Report, error) {
 	log := cfg.Logger
 	urls := target.URLs()
 	ops := hist.Ops()
@@ -293,8 +324,14 @@ func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist
 	vs = append(vs, checkState(reqs, states)...)
 	log.Info("reading acknowledged entries from every node", "entries", len(ack), "nodes", len(urls))
 	vs = append(vs, checkReadable(readAll(ctx, hc, urls, ack))...)
-	if cfg.RollingRestart {
+	if cfg.RollingRestart || upg != nil {
 		vs = append(vs, checkRolling(ops, rep.Faults)...)
+	}
+	if upg != nil {
+		log.Info("checking the upgrade")
+		var uvs []Violation
+		rep.Upgrade, uvs = upg.report(ctx, ops)
+		vs = append(vs, uvs...)
 	}
 	vs = append(vs, mon.terms.violations()...)
 	rep.LeaderTerms = mon.terms.terms()

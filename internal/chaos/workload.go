@@ -40,7 +40,17 @@ type workload struct {
 
 	mu        sync.Mutex
 	questions []string // confirmed question ids, parents for replies
+	// earlier are confirmed posts (a bounded sample), replayed once
+	// replayEarlier is set: the last round of a rolling upgrade replays
+	// request_ids the old binary stored.
+	earlier       []restarea.PostRequest
+	replayEarlier atomic.Bool
+	// earlierReplays counts the replays of earlier posts made.
+	earlierReplays atomic.Int64
 }
+
+// maxEarlier bounds the sample of confirmed posts kept for replays.
+const maxEarlier = 4096
 
 // take reserves one call of the budget.
 func (w *workload) take() bool {
@@ -181,6 +191,9 @@ func (w *workload) fanout(rng *rand.Rand) int {
 // then replays it, probes it with changed content and reads it back. It
 // returns false once the call budget is spent.
 func (w *workload) onePost(ctx context.Context, rng *rand.Rand, worker int) bool {
+	if w.replayEarlier.Load() && rng.Intn(2) == 0 {
+		w.replayOne(rng, worker)
+	}
 	req := w.newRequest(rng, worker)
 	hash := ContentHash(req.Content())
 	answers := w.fanOut(rng, worker, w.fanout(rng), req, hash, false)
@@ -203,11 +216,18 @@ func (w *workload) onePost(ctx context.Context, rng *rand.Rand, worker int) bool
 	if id == "" {
 		return true // unconfirmed: the checker treats it as possibly applied
 	}
+	w.mu.Lock()
 	if req.Type == restarea.TypeQuestion {
-		w.mu.Lock()
 		w.questions = append(w.questions, id)
-		w.mu.Unlock()
 	}
+	if !w.replayEarlier.Load() {
+		if len(w.earlier) < maxEarlier {
+			w.earlier = append(w.earlier, req)
+		} else {
+			w.earlier[rng.Intn(maxEarlier)] = req
+		}
+	}
+	w.mu.Unlock()
 	if rng.Intn(5) == 0 {
 		w.fanOut(rng, worker, 1+rng.Intn(min(2, len(w.urls))), req, hash, false)
 	}
@@ -221,6 +241,26 @@ func (w *workload) onePost(ctx context.Context, rng *rand.Rand, worker int) bool
 		w.read(c, req.RequestID, req.Type, id, rng.Intn(10) < 3)
 	}
 	return true
+}
+
+// replayOne replays a post confirmed earlier in the run to one or two
+// nodes, with its content (a 200 with its entry expected) or, one time in
+// seven, changed (a 409 expected); the checker holds the answers to the
+// entry the request_id was first acknowledged with.
+func (w *workload) replayOne(rng *rand.Rand, worker int) {
+	w.mu.Lock()
+	if len(w.earlier) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	req := w.earlier[rng.Intn(len(w.earlier))]
+	w.mu.Unlock()
+	probe := rng.Intn(7) == 0
+	if probe {
+		req.Body += " (changed on purpose)"
+	}
+	w.earlierReplays.Add(1)
+	w.fanOut(rng, worker, 1+rng.Intn(min(2, len(w.urls))), req, ContentHash(req.Content()), probe)
 }
 
 // confirmed returns the entry id of the first 201 or 200 among answers.

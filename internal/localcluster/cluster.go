@@ -25,7 +25,10 @@ import (
 
 // Options describe a local cluster.
 type Options struct {
-	// Binary is the restarea executable; "" → the running executable.
+	// Binary is the restarea executable every node starts with; "" → the
+	// running executable. SetBinary changes it per node (a rolling
+	// upgrade). Each node gets only the flags its binary's `serve --help`
+	// lists (Binary.Filter).
 	Binary string
 	// Nodes is the number of nodes (at least 1).
 	Nodes int
@@ -35,7 +38,9 @@ type Options struct {
 	// Secret and AdminToken; "" → random.
 	Secret     string
 	AdminToken string
-	// Args are extra `restarea serve` flags for every node.
+	// Args are extra `restarea serve` flags for every node; a flag with a
+	// value is written "--name=value", so that it can be left out for a
+	// binary that does not know it (Binary.Filter).
 	Args []string
 	// Direct leaves out the fault proxies: peers dial each other's raft
 	// port directly (for benchmarks); Partition then does nothing.
@@ -59,6 +64,9 @@ type Node struct {
 	RaftAddr string // the address peers dial (the fault proxy)
 	DataDir  string
 	LogFile  string
+	// Binary is the executable the node runs (from its next start, after
+	// SetBinary).
+	Binary string
 	// PprofAddr is where the node serves /debug/pprof/ ("" unless
 	// Options.Pprof).
 	PprofAddr string
@@ -93,6 +101,7 @@ type Cluster struct {
 	proxies []*proxy
 	from    *sources
 	tempDir bool
+	bins    binaries
 	mu      sync.Mutex
 	client  *http.Client
 }
@@ -207,7 +216,7 @@ func (c *Cluster) newNode(i int) (*Node, error) {
 	return &Node{
 		Index: i, ID: fmt.Sprintf("node%d", i+1), URL: "http://" + httpAddr, DataDir: dir,
 		LogFile: filepath.Join(c.opts.Dir, fmt.Sprintf("node%d.log", i+1)), bindRaft: bind, httpAddr: httpAddr,
-		PprofAddr: pprofAddr,
+		PprofAddr: pprofAddr, Binary: c.opts.Binary,
 	}, nil
 }
 
@@ -232,38 +241,51 @@ func (c *Cluster) args(n *Node) []string {
 	for _, m := range c.nodes {
 		urls = append(urls, m.URL)
 	}
+	// Every flag with a value is "--name=value": Binary.Filter can then
+	// leave out, for an older binary, a flag it does not know.
 	args := []string{"serve",
-		"--node-id", n.ID, "--data-dir", n.DataDir,
-		"--http-addr", n.httpAddr, "--advertise-url", n.URL, "--public-url", c.nodes[0].URL,
-		"--raft-addr", n.bindRaft, "--raft-advertise", n.RaftAddr,
-		"--admin-token", c.opts.AdminToken,
+		"--node-id=" + n.ID, "--data-dir=" + n.DataDir,
+		"--http-addr=" + n.httpAddr, "--advertise-url=" + n.URL, "--public-url=" + c.nodes[0].URL,
+		"--raft-addr=" + n.bindRaft, "--raft-advertise=" + n.RaftAddr,
+		"--admin-token=" + c.opts.AdminToken,
 		// Every client of a local cluster is one loopback address: the
 		// per-source bound on expensive requests would serialise them.
-		"--max-expensive-requests-per-source", "-1",
+		"--max-expensive-requests-per-source=-1",
 	}
 	switch {
 	case n.joinOnly:
-		args = append(args, "--join", strings.Join(urls, ","), "--cluster-secret", c.opts.Secret)
+		args = append(args, "--join="+strings.Join(urls, ","), "--cluster-secret="+c.opts.Secret)
 	case c.opts.Nodes > 1:
-		args = append(args, "--join", strings.Join(urls[:c.opts.Nodes], ","), "--bootstrap-expect", fmt.Sprint(c.opts.Nodes),
-			"--cluster-secret", c.opts.Secret)
+		args = append(args, "--join="+strings.Join(urls[:c.opts.Nodes], ","), "--bootstrap-expect="+fmt.Sprint(c.opts.Nodes),
+			"--cluster-secret="+c.opts.Secret)
 	}
 	if c.opts.TestClock {
-		args = append(args, "--allow-test-clock", "--test-clock-offset-file", c.clockFile(n))
+		args = append(args, "--allow-test-clock", "--test-clock-offset-file="+c.clockFile(n))
 	}
 	if n.PprofAddr != "" {
-		args = append(args, "--pprof-addr", n.PprofAddr)
+		args = append(args, "--pprof-addr="+n.PprofAddr)
 	}
 	return append(args, c.opts.Args...)
 }
 
 func (c *Cluster) start(i int) error {
 	n := c.nodes[i]
+	c.mu.Lock()
+	binary := n.Binary
+	c.mu.Unlock()
+	bin, err := c.bins.get(binary)
+	if err != nil {
+		return err
+	}
+	args, err := bin.Filter(c.args(n))
+	if err != nil {
+		return err
+	}
 	logf, err := os.OpenFile(n.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.opts.Binary, c.args(n)...)
+	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = os.Environ()
 	if err := cmd.Start(); err != nil {
@@ -277,6 +299,29 @@ func (c *Cluster) start(i int) error {
 	c.mu.Unlock()
 	return nil
 }
+
+// SetBinary makes node i run binary from its next start (Restart,
+// RestartGracefully, StartAs), on the same data directory, id and
+// addresses, and returns what the binary says of itself.
+func (c *Cluster) SetBinary(i int, binary string) (Binary, error) {
+	if i < 0 || i >= len(c.nodes) {
+		return Binary{}, fmt.Errorf("localcluster: no node %d", i)
+	}
+	if binary == "" {
+		return Binary{}, errNoBinary
+	}
+	b, err := c.bins.get(binary)
+	if err != nil {
+		return Binary{}, err
+	}
+	c.mu.Lock()
+	c.nodes[i].Binary = binary
+	c.mu.Unlock()
+	return b, nil
+}
+
+// Inspect returns what binary says of itself (asked once per cluster).
+func (c *Cluster) Inspect(binary string) (Binary, error) { return c.bins.get(binary) }
 
 // Nodes returns the nodes, in index order.
 func (c *Cluster) Nodes() []*Node { return c.nodes }
