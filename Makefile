@@ -14,7 +14,9 @@ SHELL := /bin/sh
 
 GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+BUILDINFO := github.com/restarea/restarea/internal/buildinfo
+LDFLAGS  := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
 IMAGE    ?= restarea:local
 # The image always runs on linux; the architecture is the docker engine's
 # (the host's, unless GOARCH is given).

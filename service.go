@@ -161,7 +161,11 @@ type Member struct {
 
 // ClusterStatus is a node's view of the cluster (GET /api/v1/cluster).
 type ClusterStatus struct {
-	NodeID       string `json:"node_id"`
+	NodeID string `json:"node_id"`
+	// Version and Commit are the build this node runs (another node of
+	// the same cluster may run another during a rolling upgrade).
+	Version      string `json:"version"`
+	Commit       string `json:"commit"`
 	State        string `json:"state"`
 	LeaderID     string `json:"leader_id"`
 	LeaderURL    string `json:"leader_url"`
