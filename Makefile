@@ -186,7 +186,7 @@ release:
 		$(GO) run ./internal/release image -binary "$$bin" -arch $$arch -tag $(RELEASE_REPO):$$v \
 			-version $$v -commit $$stamp -created $$created -o "$$bin.oci.tar"; \
 	done; \
-	cp LICENSE NOTICE "$$out/"; \
+	install -m 0644 LICENSE NOTICE "$$out/"; \
 	echo "release $$v: SHA256SUMS"; \
 	(cd "$$out" && sha256sum $$(ls | grep -v '^SHA256SUMS$$') > SHA256SUMS && sha256sum -c --quiet SHA256SUMS); \
 	ls -l "$$out"; \
