@@ -161,11 +161,9 @@ type Member struct {
 
 // ClusterStatus is a node's view of the cluster (GET /api/v1/cluster).
 type ClusterStatus struct {
-	NodeID string `json:"node_id"`
-	// Version and Commit are the build this node runs (another node of
-	// the same cluster may run another during a rolling upgrade).
-	Version      string `json:"version"`
-	Commit       string `json:"commit"`
+	NodeID       string `json:"node_id"`
+	Version      string `json:"version"` // the build this node runs (its peers may run another)
+	Commit       string `json:"commit"`  // the commit it was built from
 	State        string `json:"state"`
 	LeaderID     string `json:"leader_id"`
 	LeaderURL    string `json:"leader_url"`
