@@ -10,12 +10,16 @@
 #   make soak            restarea chaos --local 5, every fault kind, >= 30 min (not in CI)
 #   make test            go test ./...
 #   make test-busy       go test -race ./... RUNS times beside a load that keeps every core busy
+#   make release VERSION=vX.Y.Z [RECORD=1] [ALLOW_DIRTY=1]
+#                        binaries, image tarballs and SHA256SUMS in dist/vX.Y.Z/ (docs/releases.md)
 
 SHELL := /bin/sh
 
 GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+BUILDINFO := github.com/restarea/restarea/internal/buildinfo
+LDFLAGS  := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
 IMAGE    ?= restarea:local
 # The image always runs on linux; the architecture is the docker engine's
 # (the host's, unless GOARCH is given).
@@ -39,7 +43,7 @@ export RESTAREA_IMAGE := $(IMAGE)
 PORTS := $(RESTAREA_PORT1) $(RESTAREA_PORT2) $(RESTAREA_PORT3)
 READY_TIMEOUT ?= 60
 
-.PHONY: build image cluster-up cluster-down cluster-status cluster-logs rolling-restart upgrade-test soak test test-busy clean
+.PHONY: release build image cluster-up cluster-down cluster-status cluster-logs rolling-restart upgrade-test soak test test-busy clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/restarea ./cmd/restarea
@@ -172,6 +176,54 @@ test-busy:
 		echo "run $$r: exit $$rc in $$(( $$(date +%s) - start ))s (bin/test-busy-$$r.log)"; \
 		[ $$rc -eq 0 ] || { grep -E '^(--- FAIL|FAIL|panic)' bin/test-busy-$$r.log | head -20; exit $$rc; }; \
 	done
+
+# A release (docs/releases.md): VERSION must be vMAJOR.MINOR.PATCH[-pre],
+# the tree clean (ALLOW_DIRTY=1 builds a dirty one for a trial; it is
+# stamped <commit>-dirty and never recorded), the version not in RELEASES
+# under another commit. Into dist/VERSION/: static linux amd64 and arm64
+# binaries stamped with VERSION and the HEAD commit, an image tarball of
+# each (OCI layout + docker-archive manifest.json, internal/release),
+# LICENSE, NOTICE and SHA256SUMS over them all. RECORD=1 then appends
+# "VERSION COMMIT DATE" to RELEASES (commit that line).
+RELEASE_ARCHES ?= amd64 arm64
+RELEASE_REPO   ?= restarea
+
+release:
+	@set -e; v="$(VERSION)"; \
+	echo "release $$v: checking the version, the tree and RELEASES"; \
+	echo "$$v" | grep -Eq '^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$$' || \
+		{ echo "release: VERSION=$$v is not a semantic version vMAJOR.MINOR.PATCH[-pre] (make release VERSION=v1.2.3)" >&2; exit 2; }; \
+	commit=$$(git rev-parse HEAD); stamp=$$commit; \
+	if [ -n "$$(git status --porcelain)" ]; then \
+		if [ "$(ALLOW_DIRTY)" != 1 ]; then git status --short >&2; \
+			echo "release: the tree has changes (above): commit them, or ALLOW_DIRTY=1 for a trial build" >&2; exit 2; fi; \
+		if [ "$(RECORD)" = 1 ]; then echo "release: RECORD=1 records only a build of a clean tree" >&2; exit 2; fi; \
+		stamp=$$commit-dirty; echo "  the tree has changes: ALLOW_DIRTY=1, stamped $$stamp"; \
+	fi; \
+	listed=$$(awk -v v="$$v" '$$1 == v { print $$2 }' RELEASES); \
+	if [ -n "$$listed" ] && [ "$$listed" != "$$commit" ]; then \
+		echo "release: $$v is already in RELEASES, built from $$listed (pick the next version)" >&2; exit 2; fi; \
+	if [ -n "$$listed" ] && [ "$(RECORD)" = 1 ]; then \
+		echo "release: $$v is already recorded in RELEASES" >&2; exit 2; fi; \
+	created=$$(git show -s --format=%ct HEAD); out=dist/$$v; \
+	rm -rf "$$out"; mkdir -p "$$out"; \
+	for arch in $(RELEASE_ARCHES); do \
+		bin=$$out/restarea-$$v-linux-$$arch; \
+		echo "release $$v: building $$bin (static, stamped $$v $$stamp)"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath \
+			-ldflags "-s -w -X $(BUILDINFO).version=$$v -X $(BUILDINFO).commit=$$stamp" -o "$$bin" ./cmd/restarea; \
+		echo "release $$v: image tarball $$bin.oci.tar"; \
+		$(GO) run ./internal/release image -binary "$$bin" -arch $$arch -tag $(RELEASE_REPO):$$v \
+			-version $$v -commit $$stamp -created $$created -o "$$bin.oci.tar"; \
+	done; \
+	install -m 0644 LICENSE NOTICE "$$out/"; \
+	echo "release $$v: SHA256SUMS"; \
+	(cd "$$out" && sha256sum $$(ls | grep -v '^SHA256SUMS$$') > SHA256SUMS && sha256sum -c --quiet SHA256SUMS); \
+	ls -l "$$out"; \
+	if [ "$(RECORD)" = 1 ]; then \
+		echo "$$v $$commit $$(date -u +%Y-%m-%d)" >> RELEASES; \
+		echo "release $$v: recorded in RELEASES; commit it (git commit RELEASES -m 'RELEASES: $$v')"; \
+	else echo "release $$v: built in $$out (not recorded: RECORD=1 records it in RELEASES)"; fi
 
 clean:
 	rm -rf bin build/image/restarea

@@ -162,6 +162,8 @@ type Member struct {
 // ClusterStatus is a node's view of the cluster (GET /api/v1/cluster).
 type ClusterStatus struct {
 	NodeID       string `json:"node_id"`
+	Version      string `json:"version"` // the build this node runs (its peers may run another)
+	Commit       string `json:"commit"`  // the commit it was built from
 	State        string `json:"state"`
 	LeaderID     string `json:"leader_id"`
 	LeaderURL    string `json:"leader_url"`

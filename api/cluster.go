@@ -20,9 +20,13 @@ type publicMember struct {
 // publicStatus is restarea.ClusterStatus without the addresses: the raft
 // addresses and HTTP URLs of the members (the leader's URL too) are for
 // operators. The rest (leader id, term, indexes, log format, member ids)
-// stays public, for load balancers, probes and the tools.
+// stays public, for load balancers, probes and the tools. The build
+// (version, commit) is public too: the MCP handshake already tells anyone
+// the version, and a rolling upgrade is watched node by node through it.
 type publicStatus struct {
 	NodeID       string         `json:"node_id"`
+	Version      string         `json:"version"`
+	Commit       string         `json:"commit"`
 	State        string         `json:"state"`
 	LeaderID     string         `json:"leader_id"`
 	Term         uint64         `json:"term"`
@@ -57,7 +61,7 @@ func (s *server) clusterStatus(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	pub := publicStatus{
-		NodeID: st.NodeID, State: st.State, LeaderID: st.LeaderID, Term: st.Term,
+		NodeID: st.NodeID, Version: st.Version, Commit: st.Commit, State: st.State, LeaderID: st.LeaderID, Term: st.Term,
 		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, LogFormat: st.LogFormat,
 		Clock: st.Clock, Members: make([]publicMember, len(st.Members)),
 	}

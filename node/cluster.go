@@ -349,6 +349,8 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 	_, leader := n.raft.LeaderWithID()
 	return restarea.ClusterStatus{
 		NodeID:       n.id,
+		Version:      n.cfg.Version,
+		Commit:       n.cfg.Commit,
 		State:        strings.ToLower(n.raft.State().String()),
 		LeaderID:     string(leader),
 		LeaderURL:    urls[string(leader)].URL,
@@ -360,6 +362,10 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 		Clock:        n.clockStatus(),
 	}, nil
 }
+
+// Version is the build this node reports (Config.Version): in its MCP
+// handshake and its cluster status.
+func (n *Node) Version() string { return n.cfg.Version }
 
 // RemoveMember removes a server, through the leader.
 func (n *Node) RemoveMember(ctx context.Context, id string) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/buildinfo"
 	"github.com/restarea/restarea/internal/search"
 	"github.com/restarea/restarea/transport"
 )
@@ -137,7 +138,13 @@ type Config struct {
 	// component=raft; nil → they go through Logger like the node's own
 	// (io.Discard silences them).
 	RaftLogOutput io.Writer
-	Version       string
+	// Version and Commit are the build this node runs, reported in its
+	// MCP handshake and its cluster status; empty → this binary's own
+	// (internal/buildinfo). They are fields rather than read inside the
+	// node so that an in-process test can run nodes of different builds
+	// side by side, as a rolling upgrade does.
+	Version string
+	Commit  string
 }
 
 // Defaults returns the configuration of `restarea serve` with no flags.
@@ -214,7 +221,10 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	if c.Version == "" {
-		c.Version = "dev"
+		c.Version = buildinfo.Version()
+	}
+	if c.Commit == "" {
+		c.Commit = buildinfo.Commit()
 	}
 	return c
 }

@@ -139,10 +139,10 @@ func runStatus(name string, args []string) int {
 		return printJSON(os.Stdout, v)
 	}
 	tw := newTable(os.Stdout)
-	row(tw, "NODE", "URL", "STATE", "LEADER", "TERM", "APPLIED", "COMMIT", "LAG", "LOG_FORMAT", "NOTE")
+	row(tw, "NODE", "URL", "STATE", "LEADER", "TERM", "APPLIED", "COMMIT", "LAG", "LOG_FORMAT", "VERSION", "REVISION", "NOTE")
 	for _, n := range v.Nodes {
 		if n.Status == nil {
-			row(tw, cell(n.ID, 0), cell(n.URL, 0), "unreachable", "-", "-", "-", "-", "-", "-", cell(strings.TrimPrefix(n.Error, "unreachable: "), 100))
+			row(tw, cell(n.ID, 0), cell(n.URL, 0), "unreachable", "-", "-", "-", "-", "-", "-", "-", "-", cell(strings.TrimPrefix(n.Error, "unreachable: "), 100))
 			continue
 		}
 		s := n.Status
@@ -158,13 +158,24 @@ func runStatus(name string, args []string) int {
 			note = n.Suffrage
 		}
 		row(tw, cell(n.ID, 0), cell(n.URL, 0), cell(s.State, 0), cell(s.LeaderID, 0), strconv.FormatUint(s.Term, 10),
-			strconv.FormatUint(s.AppliedIndex, 10), strconv.FormatUint(s.CommitIndex, 10), lag, strconv.Itoa(s.LogFormat), note)
+			strconv.FormatUint(s.AppliedIndex, 10), strconv.FormatUint(s.CommitIndex, 10), lag, strconv.Itoa(s.LogFormat),
+			cell(s.Version, 40), cell(shortCommit(s.Commit), 0), note)
 	}
 	tw.Flush()
 	if v.LeaderCommit == 0 && v.LeaderTerm == 0 {
 		fmt.Fprintln(os.Stderr, "no member answered as leader: lag is unknown")
 	}
 	return adminOK
+}
+
+// shortCommit is a commit as a table shows it: a full hex commit cut to
+// its first 12 digits, its "-dirty" kept; anything else as it came.
+func shortCommit(c string) string {
+	const full, short = 40, 12
+	if len(c) < full || strings.Trim(c[:full], "0123456789abcdef") != "" {
+		return c
+	}
+	return c[:short] + c[full:]
 }
 
 // runBackup is `restarea admin backup -o FILE`: the copy goes to a

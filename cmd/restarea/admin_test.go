@@ -16,6 +16,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/client"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
@@ -90,7 +91,10 @@ func TestAdminCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts a 3-node cluster")
 	}
-	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(testAdminToken))
+	// A build of their own, which `admin status` must show for each node.
+	const testVersion, testCommit = "v0.0.0-admintest", "0123456789abcdef0123456789abcdef01234567-dirty"
+	nodes := testnode.StartCluster(t, 3, testnode.WithAdminToken(testAdminToken),
+		testnode.WithConfig(func(c *server.Config) { c.Version, c.Commit = testVersion, testCommit }))
 	servers := strings.Join([]string{deadURL(t), nodes[0].URL(), nodes[1].URL()}, ",")
 	cli := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + servers, "RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
 	q1 := postQuestion(t, nodes[0], "first question")
@@ -290,7 +294,12 @@ func TestAdminCLI(t *testing.T) {
 			return nil
 		})
 		out := cli.want(0, "status")
-		for _, want := range []string{"NODE", "LAG", "LOG_FORMAT", "leader", "follower", nodes[2].URL()} {
+		for _, n := range v.Nodes {
+			if n.Status.Version != testVersion || n.Status.Commit != testCommit {
+				t.Errorf("status --output json of %s: version %q commit %q", n.ID, n.Status.Version, n.Status.Commit)
+			}
+		}
+		for _, want := range []string{"NODE", "LAG", "LOG_FORMAT", "VERSION", "REVISION", testVersion, "0123456789ab-dirty", "leader", "follower", nodes[2].URL()} {
 			if !strings.Contains(out, want) {
 				t.Errorf("status table lacks %q:\n%s", want, out)
 			}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/restarea/restarea/internal/buildinfo"
 	"github.com/restarea/restarea/mcp"
 )
 
@@ -61,7 +62,7 @@ func runMCP(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	relay := mcp.NewRelay(urls, mcp.RelayConfig{Logger: logger, Version: buildVersion()})
+	relay := mcp.NewRelay(urls, mcp.RelayConfig{Logger: logger, Version: buildinfo.Version()})
 	err := relay.Run(ctx, &sdk.StdioTransport{})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		logger.Error("restarea mcp", "err", err)

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/buildinfo"
 	"github.com/restarea/restarea/internal/certs"
 	"github.com/restarea/restarea/internal/httpx"
 	"github.com/restarea/restarea/internal/server"
@@ -87,6 +89,10 @@ func runServe(args []string) int {
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
+	// First, before anything else is logged: which build every later line
+	// of this log comes from.
+	logger.Info("restarea starting", "version", buildinfo.Version(), "commit", buildinfo.Commit(),
+		"go", runtime.Version(), "os", runtime.GOOS, "arch", runtime.GOARCH)
 
 	tuneGC()
 	cfg := server.Config{Config: d}
@@ -101,7 +107,7 @@ func runServe(args []string) int {
 		cfg.StateCommitInterval = -1
 	}
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
-	cfg.Logger, cfg.Version = logger, buildVersion()
+	cfg.Logger, cfg.Version, cfg.Commit = logger, buildinfo.Version(), buildinfo.Commit()
 	cfg.IPv6SourceBits, cfg.MaxConns, cfg.MaxConnsPerSource = *v6bits, *maxConns, *maxConnsSource
 	if *v6bits < 1 || *v6bits > 128 {
 		return fail("--ipv6-source-prefix %d: want 1 to 128", *v6bits)

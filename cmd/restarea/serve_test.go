@@ -47,19 +47,3 @@ func TestLoadSecretFile(t *testing.T) {
 		t.Fatalf("flag and file: %v", err)
 	}
 }
-
-// One version string: the -X main.version value when the build set one,
-// else what the toolchain recorded, never an empty one. serve hands it to
-// the node, whose MCP handshake reports it (serverInfo.version said "dev").
-func TestBuildVersion(t *testing.T) {
-	saved := version
-	t.Cleanup(func() { version = saved })
-	version = "v1.4.2"
-	if got := buildVersion(); got != "v1.4.2" {
-		t.Fatalf("buildVersion = %q with -X main.version=v1.4.2", got)
-	}
-	version = "dev"
-	if got := buildVersion(); got == "" || !(got == "dev" || strings.HasPrefix(got, "dev+") || strings.HasPrefix(got, "v")) {
-		t.Fatalf("buildVersion = %q", got)
-	}
-}

@@ -49,7 +49,7 @@ func buildImage(ctx context.Context, t *testing.T, root, image string) {
 	if _, err := exec.LookPath(goBin); err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", "-s -w -X main.version=k8s-sim",
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", "-s -w -X github.com/restarea/restarea/internal/buildinfo.version=k8s-sim",
 		"-o", filepath.Join(dir, "build", "image", "restarea"), "./cmd/restarea")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)

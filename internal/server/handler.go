@@ -63,7 +63,7 @@ func Handler(n *node.Node, cfg Config) http.Handler {
 		AllowedOrigins: origins,
 		IPv6SourceBits: cfg.IPv6SourceBits,
 		Logger:         log,
-		Version:        cfg.Version,
+		Version:        n.Version(),
 	}))
 	// Raft's own series come from a sink this project does not define: a
 	// family it ever makes inconsistent is logged and left out, and the

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/restarea/restarea/internal/buildinfo"
 )
 
 // MainPackage is the import path of the restarea command.
@@ -65,8 +67,17 @@ func Binary(t testing.TB) string {
 // its version set to version. It builds anew on every call, to out.
 func BuildStatic(ctx context.Context, t testing.TB, out, version string) {
 	t.Helper()
-	env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + runtime.GOARCH}
-	if err := goBuild(ctx, out, env, "-trimpath", "-ldflags", "-s -w -X main.version="+version); err != nil {
+	BuildStamped(ctx, t, out, version, "", "linux", runtime.GOARCH)
+}
+
+// BuildStamped builds cmd/restarea as a release does: static
+// (CGO_ENABLED=0, -trimpath, no symbols) for goos/goarch, stamped with
+// version and commit (internal/buildinfo; an empty one is not stamped).
+// It builds anew on every call, to out.
+func BuildStamped(ctx context.Context, t testing.TB, out, version, commit, goos, goarch string) {
+	t.Helper()
+	env := []string{"CGO_ENABLED=0", "GOOS=" + goos, "GOARCH=" + goarch}
+	if err := goBuild(ctx, out, env, "-trimpath", "-ldflags", "-s -w "+buildinfo.LinkerFlags(version, commit)); err != nil {
 		t.Fatal(err)
 	}
 }
