@@ -66,20 +66,22 @@ func previousRelease(root, head string) (release, error) {
 	return release{}, fmt.Errorf("RELEASES lists no release before the checked-out commit %s", head)
 }
 
-// releaseImage builds image from the previous release's commit: a static
+// releaseImage builds an image, named prefix-VERSION, from the previous
+// release's commit: a static
 // binary built in a temporary `git worktree` of the repository this test
 // runs in (removed afterwards), then the Dockerfile of that commit, FROM
 // scratch, as buildImage does for the current tree. The binary and the
 // commit's Dockerfile are cached under root/bin/release-COMMIT/, so later
 // runs need neither git nor a build. Without the git history (a tarball,
 // a shallow clone) the test is skipped, saying so.
-func releaseImage(ctx context.Context, t *testing.T, root, image string) release {
+func releaseImage(ctx context.Context, t *testing.T, root, prefix string) (rel release, image string) {
 	t.Helper()
 	head, _ := gitIn(ctx, ".", "rev-parse", "HEAD")
 	rel, err := previousRelease(root, head)
 	if err != nil {
 		t.Fatal(err)
 	}
+	image = prefix + "-" + rel.version
 	cache := filepath.Join(root, "bin", "release-"+rel.commit)
 	bin := filepath.Join(cache, "build", "image", "restarea")
 	if _, err := os.Stat(bin); err != nil {
@@ -93,7 +95,7 @@ func releaseImage(ctx context.Context, t *testing.T, root, image string) release
 	if _, err := docker(ctx, "build", "-q", "-t", image, cache); err != nil {
 		t.Fatal(err)
 	}
-	return rel
+	return rel, image
 }
 
 // buildRelease builds rel's binary and copies its Dockerfile and

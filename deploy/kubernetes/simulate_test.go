@@ -246,6 +246,7 @@ type sim struct {
 
 type simPod struct {
 	run       podRun
+	image     string // the image it runs
 	container string
 	volume    string
 	ip        string
@@ -304,6 +305,7 @@ func (s *sim) removeMember(id string) {
 func (s *sim) start(p *simPod) {
 	s.t.Helper()
 	s.must(docker(s.ctx, p.run.runArgs(p.container, s.image, s.network, p.ip, p.volume, p.port)...))
+	p.image = s.image
 }
 
 func (s *sim) inspectIP(p *simPod) string {

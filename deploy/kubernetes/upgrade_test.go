@@ -20,12 +20,14 @@ const finalizePath = "/api/v1/admin/cluster/finalize-upgrade"
 // current tree's image the way docs/kubernetes.md ("Upgrading to a new
 // release") says: the manifests' args and environment unchanged (the test
 // first checks the previous release knows every one of them), only the
-// image set anew, and the RollingUpdate: highest ordinal first, one pod at
-// a time, each stopped with SIGTERM, recreated on its volume with the new
-// image and a new IP, and waited for until its readiness path answers,
-// while a client posts and replays. Then, where the tree has the route,
-// it finalizes the upgrade and posts again. After each phase every pod
-// must hold every acknowledged post exactly once.
+// image set anew, rolled as the StatefulSet's RollingUpdate does (highest
+// ordinal first, one pod at a time, each stopped with SIGTERM, recreated
+// on its volume with the new image and a new IP, and waited for until its
+// readiness path answers) while a client posts and replays: first a canary
+// (partition 2: restarea-2 alone), then the rollback (the old image set
+// again), then the whole upgrade. Then, where the tree has the route, it
+// finalizes the upgrade and posts again. After each phase every pod must
+// hold every acknowledged post exactly once.
 func TestStatefulSetUpgradeInDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP: -short: this test builds two docker images and runs a three-container cluster")
@@ -37,9 +39,8 @@ func TestStatefulSetUpgradeInDocker(t *testing.T) {
 	s, root := newSim(ctx, t)
 	logf := s.logf
 
-	oldImage := s.image + "-previous"
+	rel, oldImage := releaseImage(ctx, t, root, s.image)
 	s.images = append(s.images, oldImage)
-	rel := releaseImage(ctx, t, root, oldImage)
 	logf("built %s (the previous release, %s, FROM scratch) as %s", rel.version, rel.commit, oldImage)
 	newImage := s.image
 	buildImage(ctx, t, root, newImage)
@@ -73,30 +74,23 @@ func TestStatefulSetUpgradeInDocker(t *testing.T) {
 	}
 	s.verify(w, "on "+rel.version)
 
-	// kubectl set image: the StatefulSet controller replaces the pods
-	// from the highest ordinal down, each once the previous one is ready.
+	// A canary: kubectl set image with the RollingUpdate's partition at 2
+	// first, so that the controller replaces restarea-2 alone.
+	w.setPhase("canary")
+	s.rollTo(w, newImage, 2, 70)
+	s.verify(w, "with restarea-2 on the current image")
+
+	// Before finalizing, the way back: the previous release's image set
+	// again (partition 0); the controller replaces the pods whose image
+	// differs from the template's, restarea-2 here.
+	w.setPhase("rollback")
+	s.rollTo(w, oldImage, 0, 80)
+	s.verify(w, "after the rollback to "+rel.version)
+
+	// The upgrade: the current image, partition 0: from the highest
+	// ordinal down, each once the previous one is ready.
 	w.setPhase("upgrade")
-	s.image = newImage
-	for i := len(s.pods) - 1; i >= 0; i-- {
-		p := s.pods[i]
-		stopStart := time.Now()
-		s.must(docker(ctx, "stop", "-t", strconv.Itoa(p.run.grace), p.container))
-		code := s.mustOut(docker(ctx, "inspect", "-f", "{{.State.ExitCode}}", p.container))
-		logf("docker stop %s (SIGTERM, %s): exit code %s after %v", p.run.name, rel.version, code, time.Since(stopStart).Round(time.Millisecond))
-		if code != "0" {
-			t.Errorf("%s (%s) exited %s after SIGTERM, want 0 (a graceful stop within %ds)", p.run.name, rel.version, code, p.run.grace)
-		}
-		s.must(docker(ctx, "rm", "-f", p.container))
-		p.ip = s.subnet + strconv.Itoa(70+i)
-		s.start(p)
-		s.waitReady([]*simPod{p}, 90*time.Second)
-		s.waitLeader(replicas, 30*time.Second)
-		logf("%s recreated on its volume with the current image at %s: ready; %s", p.run.name, p.ip, s.memberVersions())
-		if err := w.waitAcks(ctx, 5, 30*time.Second); err != nil {
-			t.Fatalf("writes after upgrading %s: %v; %v", p.run.name, err, w.problemList())
-		}
-	}
-	s.checkNamesNotIPs()
+	s.rollTo(w, newImage, 0, 90)
 	s.verify(w, "after the upgrade")
 
 	if s.finalize() {
@@ -113,6 +107,42 @@ func TestStatefulSetUpgradeInDocker(t *testing.T) {
 	s.waitLeader(replicas, 30*time.Second)
 	s.verify(w, "at the end")
 	s.report(w)
+}
+
+// rollTo does what the StatefulSet controller does once the template's
+// image is set to image with the RollingUpdate's partition: from the
+// highest ordinal down to partition, each pod whose image differs stopped
+// with SIGTERM, recreated on its volume with image (and a new IP: the
+// subnet's ipBase+ordinal), and waited for until ready and a voter of a
+// cluster with a leader, and the client's posts acknowledged again, before
+// the next one.
+func (s *sim) rollTo(w *writer, image string, partition, ipBase int) {
+	s.t.Helper()
+	s.image = image
+	for i := len(s.pods) - 1; i >= partition; i-- {
+		p := s.pods[i]
+		if p.image == image {
+			continue
+		}
+		from := p.image
+		stopStart := time.Now()
+		s.must(docker(s.ctx, "stop", "-t", strconv.Itoa(p.run.grace), p.container))
+		code := s.mustOut(docker(s.ctx, "inspect", "-f", "{{.State.ExitCode}}", p.container))
+		s.logf("docker stop %s (SIGTERM, %s): exit code %s after %v", p.run.name, from, code, time.Since(stopStart).Round(time.Millisecond))
+		if code != "0" {
+			s.t.Errorf("%s (%s) exited %s after SIGTERM, want 0 (a graceful stop within %ds)", p.run.name, from, code, p.run.grace)
+		}
+		s.must(docker(s.ctx, "rm", "-f", p.container))
+		p.ip = s.subnet + strconv.Itoa(ipBase+i)
+		s.start(p)
+		s.waitReady([]*simPod{p}, 90*time.Second)
+		s.waitLeader(len(s.pods), 30*time.Second)
+		s.logf("%s recreated on its volume with %s at %s: ready; %s", p.run.name, image, p.ip, s.memberVersions())
+		if err := w.waitAcks(s.ctx, 5, 30*time.Second); err != nil {
+			s.t.Fatalf("writes after moving %s to %s: %v; %v", p.run.name, image, err, w.problemList())
+		}
+	}
+	s.checkNamesNotIPs()
 }
 
 // finalize asks the first pod to finalize the upgrade, as `restarea admin
