@@ -126,7 +126,11 @@ func buildRelease(ctx context.Context, t *testing.T, rel release, cache string) 
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	tmp := filepath.Join(src, "restarea.static")
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", "-s -w -X main.version="+rel.version, "-o", tmp, "./cmd/restarea")
+	// The version goes where the release's code reads it: main.version in
+	// the first releases, internal/buildinfo later; the linker ignores an
+	// -X for a variable the build does not have.
+	ldflags := fmt.Sprintf("-s -w -X main.version=%s -X github.com/restarea/restarea/internal/buildinfo.version=%s", rel.version, rel.version)
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", ldflags, "-o", tmp, "./cmd/restarea")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,25 +165,24 @@ func (s *sim) finalize() bool {
 	return false
 }
 
-// memberVersions says which version each member reports in GET
-// /api/v1/cluster, for the log ("not reported" where the tree's cluster
-// status has no version per member yet).
+// memberVersions says which version each pod reports as its own in GET
+// /api/v1/cluster, for the log ("?" where the build reports none, as
+// releases before the field do not).
 func (s *sim) memberVersions() string {
 	s.t.Helper()
-	var st struct {
-		Members []map[string]any `json:"members"`
-	}
-	if code, err := s.get(s.pods[0], "/api/v1/cluster", true, &st); err != nil || code != http.StatusOK {
-		return fmt.Sprintf("GET /api/v1/cluster: %d %v", code, err)
-	}
 	var parts []string
-	for _, m := range st.Members {
-		v, ok := m["version"]
-		if !ok {
-			return "members' versions not reported by GET /api/v1/cluster"
+	for _, p := range s.pods {
+		var st struct {
+			Version string `json:"version"`
 		}
-		parts = append(parts, fmt.Sprintf("%v %v", m["id"], v))
+		if code, err := s.get(p, "/api/v1/cluster", false, &st); err != nil || code != http.StatusOK {
+			parts = append(parts, fmt.Sprintf("%s: %d %v", p.run.name, code, err))
+			continue
+		}
+		if st.Version == "" {
+			st.Version = "?"
+		}
+		parts = append(parts, p.run.name+" "+st.Version)
 	}
-	sort.Strings(parts)
-	return "members' versions " + strings.Join(parts, ", ")
+	return "versions reported: " + strings.Join(parts, ", ")
 }
