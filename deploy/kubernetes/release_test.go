@@ -34,9 +34,10 @@ func gitIn(ctx context.Context, dir string, args ...string) (string, error) {
 
 // previousRelease reads root's RELEASES (version commit date, oldest
 // first) and returns the newest release that is not the checked-out
-// commit itself: the release an upgrade to this tree starts from. head is
-// "" when git cannot say which commit is checked out.
-func previousRelease(root, head string) (release, error) {
+// commit itself and, where git can tell (isAncestor not nil), is an
+// ancestor of it: the release an upgrade to this tree starts from. head
+// is "" when git cannot say which commit is checked out.
+func previousRelease(root, head string, isAncestor func(commit string) bool) (release, error) {
 	f, err := os.Open(filepath.Join(root, "RELEASES"))
 	if err != nil {
 		return release{}, err
@@ -59,11 +60,14 @@ func previousRelease(root, head string) (release, error) {
 		return release{}, err
 	}
 	for i := len(all) - 1; i >= 0; i-- {
-		if head == "" || !strings.HasPrefix(head, all[i].commit) {
+		if head != "" && strings.HasPrefix(head, all[i].commit) {
+			continue
+		}
+		if isAncestor == nil || isAncestor(all[i].commit) {
 			return all[i], nil
 		}
 	}
-	return release{}, fmt.Errorf("RELEASES lists no release before the checked-out commit %s", head)
+	return release{}, fmt.Errorf("RELEASES lists no release before the checked-out commit %q", head)
 }
 
 // releaseImage builds an image, named prefix-VERSION, from the previous
@@ -74,14 +78,27 @@ func previousRelease(root, head string) (release, error) {
 // commit's Dockerfile are cached under root/bin/release-COMMIT/, so later
 // runs need neither git nor a build. Without the git history (a tarball,
 // a shallow clone) the test is skipped, saying so.
-func releaseImage(ctx context.Context, t *testing.T, root, prefix string) (rel release, image string) {
+func releaseImage(ctx context.Context, t *testing.T, root, prefix string) (release, string) {
 	t.Helper()
-	head, _ := gitIn(ctx, ".", "rev-parse", "HEAD")
-	rel, err := previousRelease(root, head)
+	var rel release
+	head, err := gitIn(ctx, ".", "rev-parse", "HEAD")
+	var isAncestor func(string) bool
+	if err == nil {
+		isAncestor = func(commit string) bool {
+			if _, err := gitIn(ctx, ".", "cat-file", "-e", commit+"^{commit}"); err != nil {
+				return true // not in this history (a shallow clone): a cached build may still serve
+			}
+			_, err := gitIn(ctx, ".", "merge-base", "--is-ancestor", commit, "HEAD")
+			return err == nil
+		}
+	} else {
+		head = ""
+	}
+	rel, err = previousRelease(root, head, isAncestor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	image = prefix + "-" + rel.version
+	image := prefix + "-" + rel.version
 	cache := filepath.Join(root, "bin", "release-"+rel.commit)
 	bin := filepath.Join(cache, "build", "image", "restarea")
 	if _, err := os.Stat(bin); err != nil {
@@ -197,4 +214,42 @@ func unknownSettings(p podRun, known []string) []string {
 		}
 	}
 	return out
+}
+
+// The release an upgrade starts from: the newest line of RELEASES that is
+// not the checked-out commit and is one of its ancestors; a malformed line
+// is an error naming it.
+func TestPreviousRelease(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "RELEASES"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("# version commit date\nv0.1.0 aaaaaaa 2026-12-04\n\nv0.2.0 bbbbbbb 2027-01-10\nv0.3.0 ccccccc 2027-02-01\n")
+	for _, c := range []struct {
+		head     string
+		ancestor func(string) bool
+		want     string
+	}{
+		{"", nil, "v0.3.0"},
+		{"ddddddd", nil, "v0.3.0"},
+		{"ccccccc0123", nil, "v0.2.0"}, // the tree is v0.3.0 itself
+		{"ddddddd", func(c string) bool { return c != "ccccccc" }, "v0.2.0"}, // v0.3.0 on another branch
+		{"ddddddd", func(c string) bool { return c == "aaaaaaa" }, "v0.1.0"}, // two releases elsewhere
+		{"ccccccc", func(c string) bool { return c != "bbbbbbb" }, "v0.1.0"}, // HEAD and a non-ancestor
+	} {
+		got, err := previousRelease(dir, c.head, c.ancestor)
+		if err != nil || got.version != c.want {
+			t.Errorf("head %q: got %+v %v, want %s", c.head, got, err, c.want)
+		}
+	}
+	if _, err := previousRelease(dir, "aaaaaaa", func(string) bool { return false }); err == nil {
+		t.Error("no ancestor: want an error")
+	}
+	write("v0.1.0 c6a0393\n")
+	if _, err := previousRelease(dir, "", nil); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a line without its date: got %v, want an error naming line 1", err)
+	}
 }

@@ -191,6 +191,7 @@ func (s *sim) startPods(b *base) int {
 	s.waitReady(s.pods, 90*time.Second)
 	leader := s.waitLeader(replicas, 30*time.Second)
 	s.logf("all %d pods ready; leader %s", replicas, leader)
+	s.waitURLs()
 	s.checkNamesNotIPs()
 	s.raiseLimits()
 	return replicas
@@ -458,6 +459,28 @@ func (s *sim) waitLeader(members int, within time.Duration) string {
 		return agree, strings.Join(parts, "; ")
 	})
 	return leader
+}
+
+// waitURLs waits until every pod lists a URL for every member: a cluster
+// just formed records some members' URLs a moment after it has a leader
+// (seen under load: restarea-0's URL still "" on all three).
+func (s *sim) waitURLs() {
+	s.t.Helper()
+	s.poll("every member's URL recorded on every pod", 30*time.Second, func() (bool, string) {
+		var missing []string
+		for _, p := range s.pods {
+			var st clusterStatus
+			if code, err := s.get(p, "/api/v1/cluster", true, &st); err != nil || code != http.StatusOK {
+				return false, fmt.Sprintf("%s: %d %v", p.run.name, code, err)
+			}
+			for _, m := range st.Members {
+				if m.URL == "" {
+					missing = append(missing, p.run.name+" lacks "+m.ID+"'s")
+				}
+			}
+		}
+		return len(missing) == 0, strings.Join(missing, "; ")
+	})
 }
 
 // checkNamesNotIPs checks that every member is recorded by its pod's DNS

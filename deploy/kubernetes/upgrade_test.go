@@ -144,25 +144,37 @@ func (s *sim) rollTo(w *writer, image string, partition, ipBase int) {
 	s.checkNamesNotIPs()
 }
 
-// finalize asks the first pod to finalize the upgrade, as `restarea admin
-// finalize-upgrade` does; it returns false when the route does not exist
-// (404), and fails the test on any other answer but 200.
+// finalize asks the pods in turn to finalize the upgrade, as `restarea
+// admin finalize-upgrade` does, until one answers 200 (true); 404, the
+// route missing from this tree, returns false. No answer, 409 (a member
+// not yet seen on the new release) and 503 are asked again for up to 30 s;
+// any other answer fails the test.
 func (s *sim) finalize() bool {
 	s.t.Helper()
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.pods[0].url()+finalizePath, nil)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.secret["admin-token"])
-	code, err := s.do(req, nil)
-	switch {
-	case err == nil && code == http.StatusOK:
-		return true
-	case err == nil && code == http.StatusNotFound:
-		return false
-	}
-	s.t.Fatalf("POST %s: %d %v", finalizePath, code, err)
-	return false
+	var done bool
+	try := 0
+	s.poll("POST "+finalizePath+" answered 200 or 404", 30*time.Second, func() (bool, string) {
+		p := s.pods[try%len(s.pods)]
+		try++
+		req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, p.url()+finalizePath, nil)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+s.secret["admin-token"])
+		code, err := s.do(req, nil)
+		switch {
+		case err != nil || code == http.StatusConflict || code == http.StatusServiceUnavailable:
+			return false, fmt.Sprintf("%s: %d %v", p.run.name, code, err)
+		case code == http.StatusOK:
+			done = true
+			return true, ""
+		case code == http.StatusNotFound:
+			return true, ""
+		}
+		s.t.Fatalf("POST %s on %s: %d", finalizePath, p.run.name, code)
+		return false, ""
+	})
+	return done
 }
 
 // memberVersions says which version each pod reports as its own in GET
