@@ -100,8 +100,13 @@ func releaseImage(ctx context.Context, t *testing.T, root, prefix string) (relea
 	}
 	image := prefix + "-" + rel.version
 	cache := filepath.Join(root, "bin", "release-"+rel.commit)
-	bin := filepath.Join(cache, "build", "image", "restarea")
-	if _, err := os.Stat(bin); err != nil {
+	cached := true
+	for _, f := range []string{"Dockerfile", ".dockerignore", filepath.Join("build", "image", "restarea")} {
+		if _, err := os.Stat(filepath.Join(cache, f)); err != nil {
+			cached = false
+		}
+	}
+	if !cached {
 		buildRelease(ctx, t, rel, cache)
 	} else {
 		t.Logf("%s: the binary cached in %s", rel.version, cache)
