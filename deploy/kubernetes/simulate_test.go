@@ -43,53 +43,14 @@ func TestStatefulSetInDocker(t *testing.T) {
 	b := loadBase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), simTimeout)
 	defer cancel()
-	begin := time.Now()
-	logf := func(format string, a ...any) {
-		t.Helper()
-		t.Logf("[%5.1fs] "+format, append([]any{time.Since(begin).Seconds()}, a...)...)
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	suffix := randHex(4)
-	s := &sim{t: t, ctx: ctx, logf: logf, prefix: "restarea-k8s-" + suffix, image: "restarea:k8s-sim-" + suffix,
-		http:   &http.Client{Timeout: 10 * time.Second},
-		secret: map[string]string{"cluster-secret": randHex(24), "admin-token": randHex(20)},
-		ready:  b.container.ReadinessProbe.HTTPGet.Path}
-	s.network = s.prefix + "-net"
-	t.Cleanup(s.teardown)
-
-	logf("building the image %s (static binary, FROM scratch)", s.image)
+	s, root := newSim(ctx, t)
+	s.logf("building the image %s (static binary, FROM scratch)", s.image)
 	buildImage(ctx, t, root, s.image)
-	s.built = true
-	if s.subnet, err = createNetwork(ctx, s.network); err != nil {
-		t.Fatalf("network: %v", err)
-	}
-	s.netMade = true
+	s.images = append(s.images, s.image)
+	replicas := s.startPods(b)
+	logf := s.logf
 
-	replicas := int(*b.sts.Spec.Replicas)
-	for i := range replicas {
-		s.addPod(b, i)
-	}
-	logf("pod %s: user %s, read-only %v, cap-drop %v, env %v, args %q", s.pods[0].run.name, s.pods[0].run.user,
-		s.pods[0].run.readOnly, s.pods[0].run.capDrop, s.pods[0].run.envNames(), s.pods[0].run.args)
-	// podManagementPolicy: Parallel: every pod at once.
-	for _, p := range s.pods {
-		s.start(p)
-	}
-	s.waitReady(s.pods, 90*time.Second)
-	leader := s.waitLeader(replicas, 30*time.Second)
-	logf("all %d pods ready; leader %s", replicas, leader)
-	s.checkNamesNotIPs()
-	s.raiseLimits()
-
-	var urls, names []string
-	for _, p := range s.pods {
-		urls, names = append(urls, p.url()), append(names, p.run.name)
-	}
-	w := newWriter(urls, names, "k8s sim "+suffix)
+	w := s.newWriter()
 	defer w.halt()
 	w.setPhase("steady")
 	go w.run(ctx)
@@ -99,6 +60,7 @@ func TestStatefulSetInDocker(t *testing.T) {
 
 	// Phase 1: the leader's pod dies and is rescheduled with a new IP.
 	w.setPhase("reschedule")
+	leader := s.waitLeader(replicas, 30*time.Second)
 	li := s.index(leader)
 	p := s.pods[li]
 	oldIP := p.ip
@@ -179,20 +141,89 @@ func TestStatefulSetInDocker(t *testing.T) {
 	s.waitLeader(replicas, 30*time.Second)
 	s.verify(w, "at the end")
 
+	s.report(w)
+}
+
+// newSim prepares a simulation (nothing started yet) and returns it with
+// the repository's root; its cleanup removes whatever it will have made.
+func newSim(ctx context.Context, t *testing.T) (*sim, string) {
+	t.Helper()
+	begin := time.Now()
+	logf := func(format string, a ...any) {
+		t.Helper()
+		t.Logf("[%5.1fs] "+format, append([]any{time.Since(begin).Seconds()}, a...)...)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := randHex(4)
+	s := &sim{t: t, ctx: ctx, logf: logf, prefix: "restarea-k8s-" + suffix, image: "restarea:k8s-sim-" + suffix,
+		suffix: suffix,
+		http:   &http.Client{Timeout: 10 * time.Second},
+		secret: map[string]string{"cluster-secret": randHex(24), "admin-token": randHex(20)}}
+	s.network = s.prefix + "-net"
+	t.Cleanup(s.teardown)
+	return s, root
+}
+
+// startPods makes the network and starts the pods b's StatefulSet has,
+// all at once (podManagementPolicy: Parallel), on s.image; it returns once
+// they are ready, agree on a leader and take the test's posts, and it
+// returns their number.
+func (s *sim) startPods(b *base) int {
+	s.t.Helper()
+	s.ready = b.container.ReadinessProbe.HTTPGet.Path
+	var err error
+	if s.subnet, err = createNetwork(s.ctx, s.network); err != nil {
+		s.t.Fatalf("network: %v", err)
+	}
+	s.netMade = true
+	replicas := int(*b.sts.Spec.Replicas)
+	for i := range replicas {
+		s.addPod(b, i)
+	}
+	p0 := s.pods[0].run
+	s.logf("pod %s: user %s, read-only %v, cap-drop %v, env %v, args %q", p0.name, p0.user, p0.readOnly, p0.capDrop, p0.envNames(), p0.args)
+	for _, p := range s.pods {
+		s.start(p)
+	}
+	s.waitReady(s.pods, 90*time.Second)
+	leader := s.waitLeader(replicas, 30*time.Second)
+	s.logf("all %d pods ready; leader %s", replicas, leader)
+	s.waitURLs()
+	s.checkNamesNotIPs()
+	s.raiseLimits()
+	return replicas
+}
+
+// newWriter returns a writer over the pods' published ports.
+func (s *sim) newWriter() *writer {
+	var urls, names []string
+	for _, p := range s.pods {
+		urls, names = append(urls, p.url()), append(names, p.run.name)
+	}
+	return newWriter(urls, names, "k8s sim "+s.suffix)
+}
+
+// report fails the test for the writer's problems and prints each phase's
+// longest write unavailability; the writer must be halted.
+func (s *sim) report(w *writer) {
+	s.t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, pr := range w.problems {
-		t.Error(pr)
+		s.t.Error(pr)
 	}
 	for _, ph := range w.phases {
 		st := w.stats[ph]
 		fmt.Printf("k8s simulation, phase %-16s longest write unavailability %6d ms (%d posts acknowledged, %d of them replays, %d failed attempts retried)\n",
 			ph+":", st.maxGap.Milliseconds(), st.acks, st.replays, st.failedAttempts)
 		if len(st.maxGapWrite) > 0 {
-			logf("  %s: the longest gap ended with a write whose attempts were (pod: outcome in time): %s", ph, strings.Join(st.maxGapWrite, "; "))
+			s.logf("  %s: the longest gap ended with a write whose attempts were (pod: outcome in time): %s", ph, strings.Join(st.maxGapWrite, "; "))
 		}
 	}
-	logf("%d distinct posts acknowledged, each on every node once", len(w.acked))
+	s.logf("%d distinct posts acknowledged, each on every node once", len(w.acked))
 }
 
 type sim struct {
@@ -201,7 +232,9 @@ type sim struct {
 	logf    func(string, ...any)
 	http    *http.Client
 	prefix  string
-	image   string
+	suffix  string
+	image   string   // the image the StatefulSet's template names now
+	images  []string // every image the test built, for the cleanup
 	network string
 	subnet  string // "10.x.y."
 	secret  map[string]string
@@ -209,12 +242,12 @@ type sim struct {
 	pods    []*simPod // the pods the StatefulSet has now
 	all     []*simPod // every pod ever made, for the cleanup
 	volumes []string
-	built   bool
 	netMade bool
 }
 
 type simPod struct {
 	run       podRun
+	image     string // the image it runs
 	container string
 	volume    string
 	ip        string
@@ -273,6 +306,7 @@ func (s *sim) removeMember(id string) {
 func (s *sim) start(p *simPod) {
 	s.t.Helper()
 	s.must(docker(s.ctx, p.run.runArgs(p.container, s.image, s.network, p.ip, p.volume, p.port)...))
+	p.image = s.image
 }
 
 func (s *sim) inspectIP(p *simPod) string {
@@ -314,8 +348,8 @@ func (s *sim) teardown() {
 			s.t.Errorf("cleanup: %v", err)
 		}
 	}
-	if s.built {
-		if _, err := docker(ctx, "rmi", "-f", s.image); err != nil {
+	for _, im := range s.images {
+		if _, err := docker(ctx, "rmi", "-f", im); err != nil {
 			s.t.Errorf("cleanup: %v", err)
 		}
 	}
@@ -425,6 +459,28 @@ func (s *sim) waitLeader(members int, within time.Duration) string {
 		return agree, strings.Join(parts, "; ")
 	})
 	return leader
+}
+
+// waitURLs waits until every pod lists a URL for every member: a cluster
+// just formed records some members' URLs a moment after it has a leader
+// (seen under load: restarea-0's URL still "" on all three).
+func (s *sim) waitURLs() {
+	s.t.Helper()
+	s.poll("every member's URL recorded on every pod", 30*time.Second, func() (bool, string) {
+		var missing []string
+		for _, p := range s.pods {
+			var st clusterStatus
+			if code, err := s.get(p, "/api/v1/cluster", true, &st); err != nil || code != http.StatusOK {
+				return false, fmt.Sprintf("%s: %d %v", p.run.name, code, err)
+			}
+			for _, m := range st.Members {
+				if m.URL == "" {
+					missing = append(missing, p.run.name+" lacks "+m.ID+"'s")
+				}
+			}
+		}
+		return len(missing) == 0, strings.Join(missing, "; ")
+	})
 }
 
 // checkNamesNotIPs checks that every member is recorded by its pod's DNS
