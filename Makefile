@@ -120,7 +120,7 @@ UPGRADE_FINALIZE ?= --finalize
 UPGRADE_TIMEOUT  ?= 240
 
 upgrade-test: build
-	@prev=$$($(GO) run ./internal/prevrelease -dir bin) || exit 1; \
+	@prev=$$($(GO) run ./internal/prevrelease/cmd/prevrelease -dir bin) || exit 1; \
 	rc=0; \
 	for run in "3" "5 --downgrade-one"; do \
 		n=$${run%% *}; extra=$${run#$$n}; \

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,50 +18,6 @@ import (
 	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
-
-// releaseV010 is the commit of release v0.1.0 (see RELEASES), the oldest
-// release this one must form a cluster with.
-const releaseV010 = "c6a0393"
-
-// buildRelease checks commit out into a temporary git worktree of the
-// repository this test runs in, builds cmd/restarea there, and removes the
-// worktree. It skips the test when the git history is not available.
-func buildRelease(t *testing.T, commit string) string {
-	t.Helper()
-	git := func(dir string, args ...string) (string, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		return strings.TrimSpace(string(out)), err
-	}
-	root, err := git(".", "rev-parse", "--show-toplevel")
-	if err != nil {
-		t.Skipf("no git repository around the test (%v: %s): cannot build release %s", err, root, commit)
-	}
-	if out, err := git(root, "cat-file", "-e", commit+"^{commit}"); err != nil {
-		t.Skipf("the git history does not hold release commit %s (a shallow clone?): %v %s", commit, err, out)
-	}
-	dir := t.TempDir()
-	wt := filepath.Join(dir, "src")
-	if out, err := git(root, "worktree", "add", "--detach", wt, commit); err != nil {
-		t.Fatalf("git worktree add %s: %v\n%s", commit, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := git(root, "worktree", "remove", "--force", wt); err != nil {
-			t.Logf("git worktree remove %s: %v %s", wt, err, out)
-		}
-	})
-	bin := filepath.Join(dir, "restarea-"+commit)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/restarea")
-	build.Dir = wt
-	build.Env = append(cleanEnv(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build release %s: %v\n%s", commit, err, out)
-	}
-	return bin
-}
 
 // procNode is one node process of the mixed cluster.
 type procNode struct {
@@ -101,7 +56,7 @@ func TestMixedClusterWithReleaseV010(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds release v0.1.0 from git: not in -short")
 	}
-	old := buildRelease(t, releaseV010)
+	_, old := testkit.PreviousRelease(t) // v0.1.0, which speaks only protocol 1
 	cur := testkit.Binary(t)
 	dir := t.TempDir()
 	const adminToken = "mixed-admin-token-0123456789abcdef"

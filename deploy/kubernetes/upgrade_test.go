@@ -40,7 +40,7 @@ func TestStatefulSetUpgradeInDocker(t *testing.T) {
 
 	rel, oldImage := releaseImage(ctx, t, root, s.image)
 	s.images = append(s.images, oldImage)
-	logf("built %s (the previous release, %s, FROM scratch) as %s", rel.version, rel.commit, oldImage)
+	logf("built %s (the previous release, %s, FROM scratch) as %s", rel.Version, rel.Commit, oldImage)
 	newImage := s.image
 	buildImage(ctx, t, root, newImage)
 	s.images = append(s.images, newImage)
@@ -57,21 +57,21 @@ func TestStatefulSetUpgradeInDocker(t *testing.T) {
 	}
 	if unknown := unknownSettings(probe, flagsKnown(ctx, t, oldImage)); len(unknown) > 0 {
 		t.Fatalf("the manifests give %v, which %s does not know: an upgrade from it cannot change the image alone, "+
-			"as docs/kubernetes.md says; roll the image with settings both releases know first, then the settings", unknown, rel.version)
+			"as docs/kubernetes.md says; roll the image with settings both releases know first, then the settings", unknown, rel.Version)
 	}
 
 	s.image = oldImage
 	replicas := s.startPods(b)
-	logf("the cluster runs %s: %s", rel.version, s.memberVersions())
+	logf("the cluster runs %s: %s", rel.Version, s.memberVersions())
 
 	w := s.newWriter()
 	defer w.halt()
-	w.setPhase("steady " + rel.version)
+	w.setPhase("steady " + rel.Version)
 	go w.run(ctx)
 	if err := w.waitAcks(ctx, 20, 30*time.Second); err != nil {
-		t.Fatalf("steady writes on %s: %v; %v", rel.version, err, w.problemList())
+		t.Fatalf("steady writes on %s: %v; %v", rel.Version, err, w.problemList())
 	}
-	s.verify(w, "on "+rel.version)
+	s.verify(w, "on "+rel.Version)
 
 	// A canary: kubectl set image with the RollingUpdate's partition at 2
 	// first, so that the controller replaces restarea-2 alone.
@@ -84,7 +84,7 @@ func TestStatefulSetUpgradeInDocker(t *testing.T) {
 	// differs from the template's, restarea-2 here.
 	w.setPhase("rollback")
 	s.rollTo(w, oldImage, 0, 80)
-	s.verify(w, "after the rollback to "+rel.version)
+	s.verify(w, "after the rollback to "+rel.Version)
 
 	// The upgrade: the current image, partition 0: from the highest
 	// ordinal down, each once the previous one is ready.

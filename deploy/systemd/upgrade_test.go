@@ -1,7 +1,6 @@
 package systemd
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/internal/prevrelease"
 	"github.com/restarea/restarea/internal/testkit"
 )
 
@@ -52,7 +52,7 @@ func TestWalkthroughUpgrade(t *testing.T) {
 		t.Helper()
 		out, err := exec.CommandContext(ctx, oldBin, args...).CombinedOutput()
 		if err != nil {
-			t.Fatalf("restarea %s %v: %v\n%s", rel.version, args, err, out)
+			t.Fatalf("restarea %s %v: %v\n%s", rel.Version, args, err, out)
 		}
 	}
 	// The files as the previous release's walkthrough made them.
@@ -109,7 +109,7 @@ func TestWalkthroughUpgrade(t *testing.T) {
 			"RESTAREA_TLS_CA":              filepath.Join(dir, "ca.pem"),
 		} {
 			if _, ok := vars[k]; !ok {
-				t.Fatalf("%s's example does not set %s, which the walkthrough changes per machine", rel.version, k)
+				t.Fatalf("%s's example does not set %s, which the walkthrough changes per machine", rel.Version, k)
 			}
 			vars[k] = v
 		}
@@ -219,8 +219,8 @@ func TestWalkthroughUpgrade(t *testing.T) {
 		start(i, oldBin)
 	}
 	first := leader()
-	t.Logf("three nodes of %s with its example's settings; leader %s", rel.version, first)
-	postAll("on " + rel.version)
+	t.Logf("three nodes of %s with its example's settings; leader %s", rel.Version, first)
+	postAll("on " + rel.Version)
 
 	// Followers first, the leader last.
 	var order []int
@@ -239,7 +239,7 @@ func TestWalkthroughUpgrade(t *testing.T) {
 	}
 	// Before the finalize, one node back to the previous release and
 	// forward again.
-	restart(order[0], oldBin, rel.version)
+	restart(order[0], oldBin, rel.Version)
 	restart(order[0], newBin, "this build")
 
 	// restarea admin finalize-upgrade: asked of the nodes in turn; no
@@ -320,110 +320,19 @@ func TestWalkthroughUpgrade(t *testing.T) {
 	t.Logf("%d posts acknowledged across the upgrade, each held once by every node", len(acked))
 }
 
-// release is one line of the repository's RELEASES file.
-type release struct{ version, commit string }
-
 // previousRelease returns the release an upgrade to this tree starts
-// from (the newest line of RELEASES whose commit is not HEAD and is one
-// of its ancestors), its static linux binary and its example environment
-// file. Both are cached in bin/release-COMMIT/ (the binary where the
-// Kubernetes simulation caches it too); without a cache they come from a
-// temporary git worktree at the commit, and without the git history the
-// test is skipped, saying so.
-func previousRelease(ctx context.Context, t *testing.T) (release, string, string) {
+// from (testkit.PreviousRelease: built once, cached in bin/), its binary
+// and the example environment file it shipped, read from its commit.
+func previousRelease(ctx context.Context, t *testing.T) (prevrelease.Release, string, string) {
 	t.Helper()
-	root := testkit.ModuleRoot()
-	git := func(dir string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out)), nil
-	}
-	f, err := os.Open(filepath.Join(root, "RELEASES"))
+	rel, bin := testkit.PreviousRelease(t)
+	cmd := exec.CommandContext(ctx, "git", "show", rel.Commit+":deploy/systemd/restarea.env")
+	cmd.Dir = testkit.ModuleRoot()
+	b, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s's deploy/systemd/restarea.env: %v", rel.Version, err)
 	}
-	defer f.Close()
-	var all []release
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 3 && !strings.HasPrefix(fields[0], "#") {
-			all = append(all, release{fields[0], fields[1]})
-		}
-	}
-	head, headErr := git(root, "rev-parse", "HEAD")
-	var rel release
-	for i := len(all) - 1; i >= 0 && rel.version == ""; i-- {
-		c := all[i].commit
-		if headErr == nil && strings.HasPrefix(head, c) {
-			continue
-		}
-		if _, err := git(root, "cat-file", "-e", c+"^{commit}"); headErr == nil && err == nil {
-			if _, err := git(root, "merge-base", "--is-ancestor", c, "HEAD"); err != nil {
-				continue
-			}
-		}
-		rel = all[i]
-	}
-	if rel.version == "" {
-		t.Fatalf("RELEASES lists no release before the checked-out commit %q", head)
-	}
-	cache := filepath.Join(root, "bin", "release-"+rel.commit)
-	bin := filepath.Join(cache, "build", "image", "restarea")
-	env := filepath.Join(cache, "deploy-systemd-restarea.env")
-	_, binErr := os.Stat(bin)
-	_, envErr := os.Stat(env)
-	if binErr == nil && envErr == nil {
-		t.Logf("%s: the binary and example cached in %s", rel.version, cache)
-		return rel, bin, env
-	}
-	repo, err := git(".", "rev-parse", "--show-toplevel")
-	if err != nil {
-		t.Skipf("SKIP: no git history to build %s (%s) from, and no cached build: %v", rel.version, rel.commit, err)
-	}
-	full, err := git(repo, "rev-parse", "--verify", "--quiet", rel.commit+"^{commit}")
-	if err != nil {
-		t.Skipf("SKIP: the git history here lacks %s's commit %s (a shallow clone?), and there is no cached build in %s", rel.version, rel.commit, cache)
-	}
-	src := filepath.Join(t.TempDir(), "src")
-	if _, err := git(repo, "worktree", "add", "--detach", src, full); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if _, err := git(repo, "worktree", "remove", "--force", src); err != nil {
-			t.Errorf("removing the worktree of %s: %v", rel.version, err)
-		}
-	}()
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if binErr != nil {
-		t.Logf("%s: building commit %s in a temporary worktree", rel.version, full)
-		goBin := "go"
-		if _, err := exec.LookPath(goBin); err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		// The version goes where the release's code reads it: main.version
-		// in the first releases, internal/buildinfo later.
-		ldflags := fmt.Sprintf("-s -w -X main.version=%s -X github.com/restarea/restarea/internal/buildinfo.version=%s", rel.version, rel.version)
-		cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", ldflags, "-o", bin+".tmp", "./cmd/restarea")
-		cmd.Dir = src
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build of %s: %v\n%s", rel.version, err, out)
-		}
-		if err := os.Rename(bin+".tmp", bin); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(src, "deploy", "systemd", "restarea.env"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := filepath.Join(t.TempDir(), "restarea.env")
 	if err := os.WriteFile(env, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package prevrelease
 
 import (
 	"context"
@@ -119,7 +119,7 @@ func TestBuildFromARepository(t *testing.T) {
 	write("RELEASES", "# releases\nv0.1.0 "+old+" 2026-12-01\nv0.2.0 "+side+" 2026-12-02\n")
 
 	dir := t.TempDir()
-	path, err := previous(ctx, repo, dir, t.Logf)
+	_, path, err := BuildPrevious(ctx, repo, dir, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

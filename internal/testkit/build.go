@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea/internal/buildinfo"
+	"github.com/restarea/restarea/internal/prevrelease"
 )
 
 // MainPackage is the import path of the restarea command.
@@ -102,4 +104,24 @@ func goBuild(ctx context.Context, out string, env []string, flags ...string) err
 		return fmt.Errorf("go %v: %v\n%s", args, err, b)
 	}
 	return nil
+}
+
+// PreviousRelease returns the release before this tree and its binary
+// (internal/prevrelease: the newest line of RELEASES that is an ancestor
+// of HEAD), built once into the module's bin/ and cached there. It skips
+// the test when the git history cannot provide it (no repository, a
+// shallow clone).
+func PreviousRelease(t testing.TB) (prevrelease.Release, string) {
+	t.Helper()
+	root := ModuleRoot()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	rel, path, err := prevrelease.BuildPrevious(ctx, root, filepath.Join(root, "bin"), t.Logf)
+	if errors.Is(err, prevrelease.ErrNoHistory) {
+		t.Skipf("SKIP: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("the previous release: %v", err)
+	}
+	return rel, path
 }

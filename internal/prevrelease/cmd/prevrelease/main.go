@@ -4,17 +4,20 @@
 // that commit in a temporary git worktree into DIR/release-VERSION/
 // restarea. `make upgrade-test` runs it:
 //
-//	go run ./internal/prevrelease -dir bin
+//	go run ./internal/prevrelease/cmd/prevrelease -dir bin
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
+
+	"github.com/restarea/restarea/internal/prevrelease"
 )
 
 func main() {
@@ -25,6 +28,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("prevrelease", flag.ContinueOnError)
 	dir := fs.String("dir", "bin", "cache directory: the binary goes to DIR/release-VERSION/restarea")
 	repo := fs.String("repo", ".", "the git repository (its HEAD is the current tree, its RELEASES the list)")
+	asJSON := fs.Bool("json", false, `print {"version","commit","path"} instead of the path; exit 3 when the git history cannot provide the release`)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -35,46 +39,18 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "prevrelease: "+format+"\n", a...) }
-	path, err := previous(ctx, *repo, *dir, logf)
+	rel, path, err := prevrelease.BuildPrevious(ctx, *repo, *dir, logf)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "prevrelease: %v\n", err)
+		if errors.Is(err, prevrelease.ErrNoHistory) {
+			return 3
+		}
 		return 1
+	}
+	if *asJSON {
+		json.NewEncoder(os.Stdout).Encode(map[string]string{"version": rel.Version, "commit": rel.Commit, "path": path})
+		return 0
 	}
 	fmt.Println(path)
 	return 0
-}
-
-// previous chooses the previous release of repo's HEAD and builds it.
-func previous(ctx context.Context, repo, dir string, logf func(string, ...any)) (string, error) {
-	top, err := git(ctx, repo, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", err
-	}
-	head, err := git(ctx, top, "rev-parse", "HEAD")
-	if err != nil {
-		return "", err
-	}
-	f, err := os.Open(filepath.Join(top, "RELEASES"))
-	if err != nil {
-		return "", err
-	}
-	rels, err := ParseReleases(f)
-	f.Close()
-	if err != nil {
-		return "", err
-	}
-	rel, err := Previous(rels, head, ancestorOf(ctx, top, head))
-	if err != nil {
-		return "", err
-	}
-	path, built, err := Build(ctx, top, dir, rel, logf)
-	if err != nil {
-		return "", err
-	}
-	if built {
-		logf("built %s (%s) at %s", rel.Version, rel.Commit[:12], path)
-	} else {
-		logf("%s (%s) cached at %s", rel.Version, rel.Commit[:12], path)
-	}
-	return path, nil
 }
