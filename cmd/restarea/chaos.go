@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +38,7 @@ func runChaos(args []string) int {
 	noFaults := fs.Bool("no-faults", false, "inject no faults")
 	faultList := fs.String("faults", "", "comma-separated fault classes: kill, pause, partition, membership (--local only: remove a follower and rejoin it wiped under a new id, remove the leader, grow by two nodes and shrink back, replace a node by a fresh one under its id), or all (default: every class the target supports but membership)")
 	faultEvery := fs.Duration("fault-interval", 0, "one fault per interval (default: an eighth of --duration, between 1s and 10s)")
+	powerFS := fs.Bool("power-fs", false, "--local only: put each node's data directory on powerfs (a FUSE file system that simulates power cuts; needs FUSE), which adds the fault class power-cut: one node, a majority or all nodes lose power at once and reboot with a new boot id")
 	rolling := fs.Bool("rolling-restart", false, "instead of random faults, restart every node gracefully in turn (SIGTERM, wait for /readyz), in rounds for --duration")
 	raise := fs.Bool("raise-limits", true, "raise the per-source and site-wide limits for the run through the admin API, restore them after (default false with --nodes)")
 	adminToken := fs.String("admin-token", "", "admin bearer token of the cluster (--compose default: docker-compose.yml's)")
@@ -91,6 +93,10 @@ func runChaos(args []string) int {
 	if classes != nil && *nodes != "" && *faultDriver == "" {
 		return usage("--faults with --nodes needs --fault-driver compose")
 	}
+	if *powerFS && (*local == 0 || slices.Contains(classes, chaos.ClassMembership) || slices.Contains(classes, "all")) {
+		return usage("--power-fs needs --local and excludes the membership faults (a wiped node's data directory is a mount point)")
+	}
+	chaosPowerFS = *powerFS
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if *nodes != "" && !explicit["raise-limits"] {
@@ -140,6 +146,9 @@ func runChaos(args []string) int {
 	return 0
 }
 
+// chaosPowerFS is --power-fs, for chaosTarget.
+var chaosPowerFS bool
+
 // chaosTarget sets up the one target the flags name.
 func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bool, nodes, driver, project, token, dir string) (chaos.Target, error) {
 	switch {
@@ -147,7 +156,7 @@ func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bo
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		c, err := localcluster.Start(sctx, localcluster.Options{
-			Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true,
+			Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true, PowerFS: chaosPowerFS,
 			Logf: func(format string, a ...any) { logger.Info(fmt.Sprintf(format, a...)) },
 		})
 		if err != nil {
