@@ -10,8 +10,8 @@
 //	echo stats | nc -U CTL.sock    # {"pending_bytes":...}
 //
 // SIGINT or SIGTERM unmounts and exits. It is a tool of its own rather
-// than a subcommand of restarea, so that the product binary carries no
-// FUSE server; tests in Go use the package directly.
+// than a subcommand of restarea, since it is no part of running a board;
+// tests in Go and `restarea chaos --power-fs` use the package directly.
 package main
 
 import (
