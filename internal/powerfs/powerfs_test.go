@@ -268,3 +268,41 @@ func TestCutThenEverythingFails(t *testing.T) {
 		t.Errorf("a after the reboot: %v %v, want just b", ents, err)
 	}
 }
+
+// A directory moved between two directories moves whole with the fsync
+// of either parent, and stays put with neither.
+func TestDirectoryRenameIsAtomic(t *testing.T) {
+	m := newMachine(t)
+	for _, d := range []string{"a", "b", "a/sub"} {
+		if err := os.Mkdir(m.path(d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.write("a/sub/f", "f", true)
+	m.syncDir("a/sub")
+	m.syncDir("a")
+	m.syncDir("b")
+	m.syncDir(".")
+	for _, parent := range []string{"", "b", "a"} {
+		if err := os.Rename(m.path("a/sub"), m.path("b/sub")); err != nil {
+			t.Fatal(err)
+		}
+		if parent != "" {
+			m.syncDir(parent)
+		}
+		m.reboot()
+		if parent == "" {
+			m.want("a/sub/f", "f")
+			m.want("b/sub/f", "<none>")
+			continue
+		}
+		m.want("a/sub/f", "<none>")
+		m.want("b/sub/f", "f")
+		// Back to a/sub for the next round, durably.
+		if err := os.Rename(m.path("b/sub"), m.path("a/sub")); err != nil {
+			t.Fatal(err)
+		}
+		m.syncDir("a")
+		m.syncDir("b")
+	}
+}

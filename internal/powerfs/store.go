@@ -178,7 +178,8 @@ func (fs *FS) syncFile(n *node) error {
 
 // syncDir makes a directory's names what the backing directory holds.
 // A directory moved here from another directory leaves that one's synced
-// listing too (a rename of a directory is atomic, as on a journaling file
+// listing too, and one moved from here to another directory is stored
+// there (a rename of a directory is atomic, as on a journaling file
 // system); see DESIGN.md for files.
 func (fs *FS) syncDir(d *node) error {
 	list := make(map[string]entry, len(d.children))
@@ -214,12 +215,40 @@ func (fs *FS) syncDir(d *node) error {
 		if e, ok := list[name]; ok && e.Ino == o.Ino {
 			continue
 		}
-		if c := fs.nodes[o.Ino]; c != nil {
-			c.refs--
-			if c.isDir() && c.dparent == d.ino && c.dname == name {
-				c.dparent = 0
+		c := fs.nodes[o.Ino]
+		if c == nil {
+			continue
+		}
+		c.refs--
+		if c.isDir() && c.dparent == d.ino && c.dname == name {
+			c.dparent = 0
+			// Moved out to another directory: the move is stored whole.
+			if err := fs.storeMovedDir(c); err != nil {
+				return err
 			}
-			fs.maybeDrop(c)
+		}
+		fs.maybeDrop(c)
+	}
+	return nil
+}
+
+// storeMovedDir adds a directory that has just left its parent's stored
+// listing to the stored listing of the directory that holds it now, if
+// that one is stored: a rename of a directory is atomic whichever of its
+// two parents is fsynced.
+func (fs *FS) storeMovedDir(c *node) error {
+	for _, p := range fs.nodes {
+		if !p.isDir() || p.synced == nil {
+			continue
+		}
+		for name, ino := range p.children {
+			if ino != c.ino {
+				continue
+			}
+			p.synced[name] = entry{Name: name, Ino: c.ino, Mode: c.mode}
+			c.refs++
+			c.dparent, c.dname = p.ino, name
+			return fs.writeListing(p.ino, p.synced)
 		}
 	}
 	return nil
