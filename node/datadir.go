@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 )
@@ -17,12 +18,18 @@ import (
 // file system may).
 
 // syncDataDir makes the names in the data directory, and its own name in
-// its parent, durable.
-func syncDataDir(dir string) error {
+// its parent, durable. The parent may belong to someone else (a volume's
+// root, a read-only directory on an exotic file system): failing to
+// fsync it is logged, not fatal, since the data directory normally
+// predates the node.
+func syncDataDir(dir string, log *slog.Logger) error {
 	dir = filepath.Clean(dir)
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := fsyncDir(d); err != nil {
-			return fmt.Errorf("data dir: fsync %s: %w", d, err)
+	if err := fsyncDir(dir); err != nil {
+		return fmt.Errorf("data dir: fsync %s: %w", dir, err)
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := fsyncDir(parent); err != nil {
+			log.Warn("data dir: cannot fsync its parent directory; if the data directory was just created, a machine crash may lose it", "dir", parent, "err", err)
 		}
 	}
 	return nil

@@ -169,7 +169,7 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
-	if err := syncDataDir(cfg.DataDir); err != nil {
+	if err := syncDataDir(cfg.DataDir, n.log); err != nil {
 		return err
 	}
 	adv := cfg.RaftAdvertise
