@@ -169,6 +169,9 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
+	if err := syncDataDir(cfg.DataDir, n.log); err != nil {
+		return err
+	}
 	adv := cfg.RaftAdvertise
 	if adv == "" {
 		adv = defaultAdvertise(cfg.RaftAddr)
@@ -297,7 +300,7 @@ func nodeID(dir, configured string) (string, error) {
 	if id == "" {
 		id = "node-" + uuid.NewString()[:8]
 	}
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o640); err != nil {
+	if err := writeSynced(path, []byte(id+"\n"), 0o640); err != nil {
 		return "", fmt.Errorf("write node id: %w", err)
 	}
 	return id, nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,7 @@ func runChaos(args []string) int {
 	noFaults := fs.Bool("no-faults", false, "inject no faults")
 	faultList := fs.String("faults", "", "comma-separated fault classes: kill, pause, partition, membership (--local only: remove a follower and rejoin it wiped under a new id, remove the leader, grow by two nodes and shrink back, replace a node by a fresh one under its id), or all (default: every class the target supports but membership)")
 	faultEvery := fs.Duration("fault-interval", 0, "one fault per interval (default: an eighth of --duration, between 1s and 10s)")
+	powerFS := fs.Bool("power-fs", false, "--local only: put each node's data directory on powerfs (a FUSE file system that simulates power cuts; needs FUSE), which adds the fault class power-cut: one node, a majority or all nodes lose power at once and reboot with a new boot id")
 	rolling := fs.Bool("rolling-restart", false, "instead of random faults, restart every node gracefully in turn (SIGTERM, wait for /readyz), in rounds for --duration")
 	upgradeFrom := fs.String("upgrade-from", "", "--local: start the nodes with this binary (the previous release) and replace them one at a time, under load, with --upgrade-to")
 	upgradeTo := fs.String("upgrade-to", "", "with --upgrade-from: the binary to upgrade to (default: this one)")
@@ -100,6 +102,10 @@ func runChaos(args []string) int {
 	if classes != nil && *nodes != "" && *faultDriver == "" {
 		return usage("--faults with --nodes needs --fault-driver compose")
 	}
+	if *powerFS && (*local == 0 || slices.Contains(classes, chaos.ClassMembership) || slices.Contains(classes, "all")) {
+		return usage("--power-fs needs --local and excludes the membership faults (a wiped node's data directory is a mount point)")
+	}
+	chaosPowerFS = *powerFS
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if *nodes != "" && !explicit["raise-limits"] {
@@ -149,6 +155,9 @@ func runChaos(args []string) int {
 	return 0
 }
 
+// chaosPowerFS is --power-fs, for chaosTarget.
+var chaosPowerFS bool
+
 // chaosTarget sets up the one target the flags name.
 func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bool, nodes, driver, project, token, dir, binary string) (chaos.Target, error) {
 	switch {
@@ -156,7 +165,7 @@ func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bo
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		c, err := localcluster.Start(sctx, localcluster.Options{
-			Binary: binary, Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true,
+			Binary: binary, Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true, PowerFS: chaosPowerFS,
 			Logf: func(format string, a ...any) { logger.Info(fmt.Sprintf(format, a...)) },
 		})
 		if err != nil {

@@ -73,6 +73,8 @@ func runServe(args []string) int {
 	allowTestClock := fs.Bool("allow-test-clock", false, "TESTS ONLY: allow --test-clock-offset-file; never on a production node")
 	testVersions := fs.String("test-protocol-versions", "", "TESTS ONLY: announce raft-port protocol versions MIN-MAX instead of this release's, to test nodes releases apart (needs --allow-test-versions)")
 	allowTestVersions := fs.Bool("allow-test-versions", false, "TESTS ONLY: allow --test-* version flags; never on a production node")
+	testBootID := fs.String("test-boot-id-file", "", "TESTS ONLY: take the machine's boot id from this file, so a test can simulate a reboot by changing it (needs --allow-test-boot-id)")
+	allowTestBootID := fs.Bool("allow-test-boot-id", false, "TESTS ONLY: allow --test-boot-id-file; never on a production node")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	commitEvery := fs.Duration("state-commit-interval", d.StateCommitInterval, "let the batches applied within this long share one state-file commit (reads commit first, so they still see every applied write); 0 commits every batch")
 	if !parseFlags(fs, args) {
@@ -144,6 +146,19 @@ func runServe(args []string) int {
 		}
 		cfg.ProtocolVersions = r
 		logger.Warn("TEST VERSIONS: this node announces raft-port protocol versions other than its release's; it is for tests only", "versions", r.String(), "release", transport.ThisRelease.String())
+	}
+	if *testBootID != "" {
+		if !*allowTestBootID {
+			return fail("--test-boot-id-file replaces this machine's boot id for tests; it is refused without --allow-test-boot-id (never on a production node)")
+		}
+		b, err := os.ReadFile(*testBootID)
+		id := strings.TrimSpace(string(b))
+		if err != nil || id == "" {
+			return fail("--test-boot-id-file %s: want a file holding a boot id (%v)", *testBootID, err)
+		}
+		// Read once: a boot id does not change while the machine runs.
+		cfg.BootID = func() string { return id }
+		logger.Warn("TEST BOOT ID: this node takes its boot id from a file; it is for tests only", "boot_id", id, "file", *testBootID)
 	}
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {

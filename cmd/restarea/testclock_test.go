@@ -23,6 +23,8 @@ func TestServeRefusesTestClockWithoutAllow(t *testing.T) {
 		{"no allow flag", []string{"--test-clock-offset-file", file}},
 		{"bad offset", []string{"--test-clock-offset-file", bad, "--allow-test-clock"}},
 		{"zero tolerance", []string{"--clock-tolerance", "0s"}},
+		{"test boot id without allow flag", []string{"--test-boot-id-file", file}},
+		{"empty test boot id", []string{"--test-boot-id-file", filepath.Join(dir, "missing"), "--allow-test-boot-id"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := runServe(append(append([]string{}, base...), tc.args...)); got != 2 {

@@ -80,6 +80,8 @@ func (r *faultRunner) inject(ctx context.Context, kind string, nodes []int) erro
 	switch {
 	case isClockFault(kind):
 		err = r.stepClocks(ctx, nodes, ClockStep)
+	case isPowerCut(kind):
+		err = r.powerCut(ctx, nodes)
 	case strings.HasPrefix(kind, "kill-"):
 		for _, i := range nodes {
 			err = errors.Join(err, r.d.Kill(ctx, i))
@@ -99,6 +101,8 @@ func (r *faultRunner) undo(ctx context.Context, kind string, nodes []int) error 
 	switch {
 	case isClockFault(kind):
 		err = r.stepClocks(ctx, nodes, 0)
+	case isPowerCut(kind):
+		err = r.powerOn(ctx, nodes)
 	case strings.HasPrefix(kind, "kill-"):
 		for _, i := range nodes {
 			err = errors.Join(err, r.d.Restart(ctx, i))

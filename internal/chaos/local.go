@@ -57,6 +57,9 @@ func (l *Local) Kinds() []string {
 	if l.c.TestClock() {
 		kinds = append(kinds, ClassClock)
 	}
+	if l.c.PowerFS() {
+		kinds = append(kinds, ClassPowerCut)
+	}
 	return kinds
 }
 

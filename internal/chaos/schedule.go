@@ -54,6 +54,7 @@ func kindsFor(classes []string, n int) []string {
 	if slices.Contains(classes, ClassMembership) {
 		kinds = append(kinds, membershipKinds(n)...)
 	}
+	kinds = append(kinds, powerKinds(classes, n)...)
 	return append(kinds, clockKinds(classes, n)...)
 }
 
@@ -89,6 +90,9 @@ func ScheduleEvery(seed int64, duration, cycle time.Duration, classes []string, 
 // targets resolves the nodes a fault hits, given the leader index (-1
 // when unknown: any node may be hit then).
 func (e FaultEvent) targets(n, leader int) []int {
+	if isPowerCut(e.Kind) {
+		return powerTargets(e, n)
+	}
 	var followers []int
 	for i := range n {
 		if i != leader {

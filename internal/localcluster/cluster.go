@@ -52,6 +52,10 @@ type Options struct {
 	// Pprof serves Go's profiler on every node, each on its own loopback
 	// port (Node.PprofAddr), for profiling a node under load.
 	Pprof bool
+	// PowerFS puts each node's data directory on powerfs (a FUSE file
+	// system that simulates power cuts, internal/powerfs), its disk beside
+	// it, so that PowerCut and PowerOn can cut and restore its power.
+	PowerFS bool
 	// Logf receives progress lines; nil → silent.
 	Logf func(format string, args ...any)
 }
@@ -84,6 +88,8 @@ type Node struct {
 	// out marks a node removed from the cluster and stopped (an extra
 	// node after a shrink): WaitReady neither waits for it nor counts it.
 	out bool
+	// power is the simulated machine under its data directory (PowerFS).
+	power *powerNode
 }
 
 // Pid returns the node's process id, or 0 when it is not running.
@@ -265,11 +271,15 @@ func (c *Cluster) args(n *Node) []string {
 	if n.PprofAddr != "" {
 		args = append(args, "--pprof-addr="+n.PprofAddr)
 	}
+	args = append(args, c.powerArgs(n)...)
 	return append(args, c.opts.Args...)
 }
 
 func (c *Cluster) start(i int) error {
 	n := c.nodes[i]
+	if err := c.mountPower(n); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	binary := n.Binary
 	c.mu.Unlock()
@@ -624,6 +634,7 @@ func (c *Cluster) Close() error {
 	for _, p := range c.proxies {
 		p.close()
 	}
+	c.closePower()
 	if c.tempDir {
 		return os.RemoveAll(c.opts.Dir)
 	}
