@@ -164,17 +164,7 @@ func TestMixedClusterWithReleaseV010(t *testing.T) {
 	}
 	for _, n := range nodes {
 		for _, id := range ids {
-			testkit.Eventually(t, 30*time.Second, n.id+" to store "+id, func() error {
-				resp, err := http.Get(n.url + "/api/v1/threads/" + id)
-				if err != nil {
-					return err
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					return fmt.Errorf("status %d", resp.StatusCode)
-				}
-				return nil
-			})
+			testkit.WaitOK(t, 30*time.Second, n.url+"/api/v1/threads/"+id)
 		}
 	}
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -46,29 +44,6 @@ func TestRecoverCommand(t *testing.T) {
 		t.Fatalf("recover --yes: exit %d\n%s%s", code, out, errOut)
 	}
 
-	cmd := exec.Command(testkit.Binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr,
-		"--cluster-secret", string(testnode.Secret), "--log-level", "warn")
-	cmd.Env = cleanEnv()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := "http://" + httpAddr
-	testkit.WaitOK(t, 30*time.Second, base+"/readyz")
-	body, _ := json.Marshal(req)
-	r, err := http.Post(base+"/api/v1/entries", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	var got struct {
-		Data struct {
-			ID       string `json:"id"`
-			Replayed bool   `json:"replayed"`
-		} `json:"data"`
-	}
-	json.NewDecoder(r.Body).Decode(&got)
-	if r.StatusCode != http.StatusOK || !got.Data.Replayed || got.Data.ID != first.Entry.ID {
-		t.Fatalf("replay on the recovered node: %d %+v, want 200 replayed %s", r.StatusCode, got.Data, first.Entry.ID)
-	}
+	base := serveDataDir(t, dir, raftAddr, httpAddr)
+	wantReplay(t, base, req, first.Entry.ID)
 }

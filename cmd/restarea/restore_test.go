@@ -56,31 +56,8 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 	}
 
 	httpAddr := testkit.FreeAddr(t)
-	cmd := exec.Command(testkit.Binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr,
-		"--cluster-secret", string(testnode.Secret), "--log-level", "warn")
-	cmd.Env = cleanEnv()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := "http://" + httpAddr
-	testkit.WaitOK(t, 30*time.Second, base+"/readyz")
-	body, _ := json.Marshal(req)
-	r, err := http.Post(base+"/api/v1/entries", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
-		Data struct {
-			ID       string `json:"id"`
-			Replayed bool   `json:"replayed"`
-		} `json:"data"`
-	}
-	json.NewDecoder(r.Body).Decode(&out)
-	r.Body.Close()
-	if r.StatusCode != 200 || !out.Data.Replayed || out.Data.ID != first.Entry.ID {
-		t.Fatalf("replay on the restored node: %d %+v, want 200 replayed %s", r.StatusCode, out.Data, first.Entry.ID)
-	}
+	base := serveDataDir(t, dir, raftAddr, httpAddr)
+	wantReplay(t, base, req, first.Entry.ID)
 
 	// A second node joins the restored one and receives the state.
 	joiner := testnode.StartConfig(t, testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
@@ -91,4 +68,42 @@ func TestBackupRestoreServeRoundTrip(t *testing.T) {
 		c.RatePerSource, c.RateGlobal = node.Defaults().RatePerSource, node.Defaults().RateGlobal
 	})))
 	testnode.WaitThread(t, []*node.Node{joiner}, first.Entry.ID)
+}
+
+// serveDataDir runs `restarea serve` on dir (a node restored or recovered
+// there) until the test ends, and returns its base URL once it is ready.
+func serveDataDir(t *testing.T, dir, raftAddr, httpAddr string) string {
+	t.Helper()
+	cmd := exec.Command(testkit.Binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr,
+		"--cluster-secret", string(testnode.Secret), "--log-level", "warn")
+	cmd.Env = cleanEnv()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	base := "http://" + httpAddr
+	testkit.WaitOK(t, 30*time.Second, base+"/readyz")
+	return base
+}
+
+// wantReplay posts req again to base and wants the first result back:
+// 200, replayed, the entry id.
+func wantReplay(t *testing.T, base string, req restarea.PostRequest, id string) {
+	t.Helper()
+	body, _ := json.Marshal(req)
+	r, err := http.Post(base+"/api/v1/entries", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var out struct {
+		Data struct {
+			ID       string `json:"id"`
+			Replayed bool   `json:"replayed"`
+		} `json:"data"`
+	}
+	json.NewDecoder(r.Body).Decode(&out)
+	if r.StatusCode != http.StatusOK || !out.Data.Replayed || out.Data.ID != id {
+		t.Fatalf("replay on %s: %d %+v, want 200 replayed %s", base, r.StatusCode, out.Data, id)
+	}
 }
