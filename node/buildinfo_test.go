@@ -3,7 +3,10 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +53,16 @@ func TestNodeReportsItsBuild(t *testing.T) {
 	defer cs.Close()
 	if info := cs.InitializeResult().ServerInfo; info == nil || info.Version != "v9.8.7-rc.1" {
 		t.Fatalf("MCP serverInfo: %+v", info)
+	}
+	mresp, err := http.Get(n.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	wantInfo := `restarea_build_info{commit="0123456789abcdef0123456789abcdef01234567",go_version="` + runtime.Version() + `",version="v9.8.7-rc.1"} 1`
+	if !strings.Contains(string(page), wantInfo) {
+		t.Fatalf("/metrics lacks %s", wantInfo)
 	}
 
 	plain := testnode.Start(t)

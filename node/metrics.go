@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"math"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -247,4 +248,18 @@ func (m *metrics) watchCluster(mux *transport.Mux, g *cluster.Guard) {
 		requests("replayed", func(s cluster.GuardStats) uint64 { return s.Replayed }),
 		requests("too_large", func(s cluster.GuardStats) uint64 { return s.TooLarge }),
 	)
+}
+
+// registerBuildInfo exports the build a node runs as the constant gauge
+// restarea_build_info{version,commit,go_version} 1, the Prometheus
+// convention for joining a build onto any series (and for seeing, during
+// a rolling upgrade, which node runs which release).
+func registerBuildInfo(reg prometheus.Registerer, version, commit string) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "restarea_build_info",
+		Help:        "The build this node runs; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "go_version": runtime.Version()},
+	})
+	g.Set(1)
+	reg.MustRegister(g)
 }

@@ -130,6 +130,7 @@ func (n *Node) open() error {
 	}
 	n.id = id
 	n.met = newMetrics(n.reg)
+	registerBuildInfo(n.reg, cfg.Version, cfg.Commit)
 	n.pre = newPreCheck(n.reg)
 	n.openDiskWatch()
 
