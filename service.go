@@ -15,17 +15,24 @@ const (
 	// ConsistencyStrong reads through the leader after it confirms its
 	// leadership: linearizable.
 	ConsistencyStrong Consistency = "strong"
+	// ConsistencyStale reads the node's applied state at once, waiting
+	// for nothing: it answers on a node cut off from its cluster (no
+	// leader, no quorum), and may lack writes acknowledged elsewhere, or
+	// even through this node, that it has not applied yet.
+	ConsistencyStale Consistency = "stale"
 )
 
-// ParseConsistency accepts "", "local", "default" and "strong".
+// ParseConsistency accepts "", "local", "default", "strong" and "stale".
 func ParseConsistency(s string) (Consistency, error) {
 	switch s {
 	case "", "local", "default":
 		return ConsistencyLocal, nil
 	case "strong":
 		return ConsistencyStrong, nil
+	case "stale":
+		return ConsistencyStale, nil
 	}
-	return "", Errorf(CodeInvalidRequest, "consistency must be strong or omitted")
+	return "", Errorf(CodeInvalidRequest, "consistency must be strong, stale or omitted")
 }
 
 // Page sizes of list reads.

@@ -54,6 +54,10 @@ type Config struct {
 	// Ready reports whether the node can serve: nil error means ready. A
 	// nil Ready means always ready.
 	Ready func() error
+	// ReadyForReads reports whether the node serves reads from its own
+	// state (GET /readyz/read): unlike Ready it needs no leader. A nil
+	// ReadyForReads means always ready.
+	ReadyForReads func() error
 	// Logger receives request and panic logs; nil means slog.Default().
 	Logger *slog.Logger
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes. A
@@ -75,16 +79,17 @@ type Config struct {
 
 // server holds the resolved configuration; its methods are the handlers.
 type server struct {
-	svc     restarea.Service
-	admin   restarea.AdminService // nil when the admin API is off
-	cluster restarea.ClusterService
-	search  restarea.SearchService // nil: no search route
-	token   [sha256.Size]byte      // hash of the admin token
-	proxies []netip.Prefix
-	v6bits  int
-	origins []string
-	ready   func() error
-	log     *slog.Logger
+	svc       restarea.Service
+	admin     restarea.AdminService // nil when the admin API is off
+	cluster   restarea.ClusterService
+	search    restarea.SearchService // nil: no search route
+	token     [sha256.Size]byte      // hash of the admin token
+	proxies   []netip.Prefix
+	v6bits    int
+	origins   []string
+	ready     func() error
+	readyRead func() error
+	log       *slog.Logger
 	// refusals writes the log lines of 4xx and 503 answers, sampled.
 	refusals *httpx.LogSampler
 	maxBody  int64
@@ -93,7 +98,7 @@ type server struct {
 	authLimit *AuthThrottle
 }
 
-// New returns the handler for "/api/", "/healthz" and "/readyz". Every
+// New returns the handler for "/api/", "/healthz", "/readyz" and "/readyz/read". Every
 // answer it writes is JSON in the shapes of docs/contract.md §4: unknown paths
 // are 404 not_found, a known path with the wrong method is 405
 // method_not_allowed with an Allow header, and a panic in a handler or the
@@ -104,15 +109,16 @@ func New(cfg Config) http.Handler {
 		panic("api: Config.Service is required")
 	}
 	s := &server{
-		svc:     cfg.Service,
-		cluster: cfg.Cluster,
-		search:  cfg.Search,
-		proxies: cfg.TrustedProxies,
-		v6bits:  cfg.IPv6SourceBits,
-		origins: cfg.AllowedOrigins,
-		ready:   cfg.Ready,
-		log:     cfg.Logger,
-		maxBody: cfg.MaxBodyBytes,
+		svc:       cfg.Service,
+		cluster:   cfg.Cluster,
+		search:    cfg.Search,
+		proxies:   cfg.TrustedProxies,
+		v6bits:    cfg.IPv6SourceBits,
+		origins:   cfg.AllowedOrigins,
+		ready:     cfg.Ready,
+		readyRead: cfg.ReadyForReads,
+		log:       cfg.Logger,
+		maxBody:   cfg.MaxBodyBytes,
 	}
 	if cfg.Admin != nil && cfg.AdminToken != "" {
 		s.admin = cfg.Admin

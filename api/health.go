@@ -14,11 +14,20 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteData(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz is GET /readyz: 200 when Config.Ready says so, else 503
-// unavailable carrying Ready's reason.
-func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
-	if s.ready != nil {
-		if err := s.ready(); err != nil {
+// readyz is GET /readyz: 200 when Config.Ready says so (the node takes
+// writes: rolling updates wait for it), else 503 unavailable carrying
+// Ready's reason.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) { answerReady(w, s.ready) }
+
+// readyzRead is GET /readyz/read: 200 when Config.ReadyForReads says so
+// (the node answers reads from its own state, leader or not), else 503.
+// A load balancer that sends reads apart from writes checks it, so that
+// reads stay up on nodes cut off from their quorum.
+func (s *server) readyzRead(w http.ResponseWriter, r *http.Request) { answerReady(w, s.readyRead) }
+
+func answerReady(w http.ResponseWriter, ready func() error) {
+	if ready != nil {
+		if err := ready(); err != nil {
 			msg := err.Error()
 			var e *restarea.Error
 			if errors.As(err, &e) {

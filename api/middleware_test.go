@@ -87,12 +87,13 @@ func TestHealth(t *testing.T) {
 		{"readyz ready", "/readyz", func() error { return nil }, 200, `{"data":{"ready":true}}`},
 		{"readyz not ready", "/readyz", func() error { return errors.New("no leader known") }, 503,
 			`{"error":{"code":"unavailable","message":"not ready: no leader known"}}`},
+		{"readyz/read ready", "/readyz/read", func() error { return nil }, 200, `{"data":{"ready":true}}`},
 		{"readyz coded reason", "/readyz", func() error { return restarea.Errorf(restarea.CodeUnavailable, "catching up") }, 503,
 			`{"error":{"code":"unavailable","message":"not ready: catching up"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, testkit.NewFakeService(), Config{Ready: tt.ready})
+			srv := serve(t, testkit.NewFakeService(), Config{Ready: tt.ready, ReadyForReads: tt.ready})
 			r := do(t, srv, http.MethodGet, tt.path, "")
 			if r.status != tt.status || strings.TrimSpace(r.raw) != tt.raw {
 				t.Fatalf("got %d %s, want %d %s", r.status, r.raw, tt.status, tt.raw)

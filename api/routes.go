@@ -21,6 +21,7 @@ func (s *server) routes() http.Handler {
 	handle(mux, "/api/v1/replies/{id}", methods{http.MethodGet: s.getReply})
 	handle(mux, "/healthz", methods{http.MethodGet: s.healthz})
 	handle(mux, "/readyz", methods{http.MethodGet: s.readyz})
+	handle(mux, "/readyz/read", methods{http.MethodGet: s.readyzRead})
 	if s.search != nil {
 		handle(mux, "/api/v1/search", methods{http.MethodGet: s.searchEntries})
 	}

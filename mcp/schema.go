@@ -37,8 +37,8 @@ func object(props schema, required ...string) schema {
 
 var consistencyProp = schema{
 	"type":        "string",
-	"enum":        []string{"strong"},
-	"description": `"strong" reads through the leader (linearizable); omit for the node's own view.`,
+	"enum":        []string{"strong", "stale"},
+	"description": `"strong" reads through the leader (linearizable); "stale" answers at once from this node's state, even cut off from its cluster; omit for the node's own view.`,
 }
 
 var cursorProp = schema{

@@ -388,6 +388,24 @@ func (n *Node) Ready() error {
 	return nil
 }
 
+// ReadyForReads reports whether the node answers reads from its own
+// state: it runs and its state file can be read. It asks nothing of the
+// cluster, so a node cut off from its quorum stays ready for reads (a
+// stale read answers at once; a default read too once the node has been
+// in touch with a leader since it started) while Ready says it takes no
+// writes.
+func (n *Node) ReadyForReads() error {
+	select {
+	case <-n.stop:
+		return errors.New("shutting down")
+	default:
+	}
+	if _, err := n.fsm.Count(); err != nil {
+		return fmt.Errorf("state file: %w", err)
+	}
+	return nil
+}
+
 // OnShutdown registers f to run when the node stops, after it has handed
 // leadership over and refused new work, and before raft shuts down and the
 // stores close: the public port stops there, so that requests in flight

@@ -58,9 +58,12 @@ func (n *Node) decidePost(ctx context.Context, req restarea.PostRequest, meta re
 // readBarrier makes a strong read linearizable: the leader confirms its
 // leadership, and the read waits until the state reflects every write
 // committed before it began. A default read waits only for the writes
-// this node acknowledged (localBarrier).
+// this node acknowledged (localBarrier); a stale one for nothing.
 func (n *Node) readBarrier(ctx context.Context, c restarea.Consistency) error {
-	if c != restarea.ConsistencyStrong {
+	switch c {
+	case restarea.ConsistencyStale:
+		return nil
+	case restarea.ConsistencyLocal:
 		return n.localBarrier(ctx)
 	}
 	index, err := n.confirmedIndex(ctx)

@@ -47,12 +47,14 @@ func Handler(n *node.Node, cfg Config) http.Handler {
 		AllowedOrigins: origins,
 		AuthThrottle:   authThrottle,
 		Ready:          n.Ready,
+		ReadyForReads:  n.ReadyForReads,
 		Logger:         log,
 		Registerer:     n.Registry(),
 	})
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/healthz", apiHandler)
 	mux.Handle("/readyz", apiHandler)
+	mux.Handle("/readyz/read", apiHandler)
 	join := n.JoinHandler()
 	mux.Handle(cluster.PathJoin, join)
 	mux.Handle(cluster.PathPeer, join)
