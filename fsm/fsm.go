@@ -82,8 +82,8 @@ type FSM struct {
 	clusterVersion atomic.Int32 // ClusterVersion, as applied
 	// halt is set when the log raised the cluster version past what this
 	// binary knows: nothing more is applied (clusterversion.go).
-	halt atomic.Pointer[UnknownClusterVersionError]
-	clock     atomic.Int64 // Clock, as applied
+	halt  atomic.Pointer[UnknownClusterVersionError]
+	clock atomic.Int64 // Clock, as applied
 
 	unsynced bool          // commits skip fsync (durability.go)
 	rebuilt  bool          // a torn state file was set aside at Open
