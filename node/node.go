@@ -60,12 +60,17 @@ type Node struct {
 	// everything committed before it (confirmApplied).
 	readyTerm atomic.Uint64
 	format    formatGate
-	peers     *cluster.Client
-	guard     *cluster.Guard // checks signed requests on both ports
-	intSrv    *http.Server
-	reg       *prometheus.Registry
-	met       *metrics
-	disk      *diskwatch.Watch // failed writes to the data directory (diskfull.go)
+	// versions is what the other members said about their releases
+	// (clusterversion.go).
+	versions peerVersions
+	// haltErr is why the node stopped by itself (Halted).
+	haltErr atomic.Pointer[error]
+	peers   *cluster.Client
+	guard   *cluster.Guard // checks signed requests on both ports
+	intSrv  *http.Server
+	reg     *prometheus.Registry
+	met     *metrics
+	disk    *diskwatch.Watch // failed writes to the data directory (diskfull.go)
 	// diskHandovers counts leadership transfers this node made because it
 	// could not write its data directory.
 	diskHandovers prometheus.Counter
@@ -124,6 +129,10 @@ func (n *Node) open() error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	// Before anything opens a file of the data directory for writing.
+	if err := n.checkClusterVersion(); err != nil {
+		return err
+	}
 	id, err := nodeID(cfg.DataDir, cfg.NodeID)
 	if err != nil {
 		return err
@@ -142,6 +151,9 @@ func (n *Node) open() error {
 		BootID:       cfg.BootID,
 		Stop:         n.stop,
 		BeforeCommit: cfg.DiskHooks.beforeCommit(),
+		// The state machine applies what this node announces it knows.
+		ClusterVersionMax: cfg.ClusterVersionMax,
+		OnHalt:            n.onHalt,
 	})
 	if err != nil {
 		return err

@@ -139,10 +139,10 @@ func runStatus(name string, args []string) int {
 		return printJSON(os.Stdout, v)
 	}
 	tw := newTable(os.Stdout)
-	row(tw, "NODE", "URL", "STATE", "LEADER", "TERM", "APPLIED", "COMMIT", "LAG", "LOG_FORMAT", "NOTE")
+	row(tw, "NODE", "URL", "STATE", "LEADER", "TERM", "APPLIED", "COMMIT", "LAG", "LOG_FORMAT", "CLUSTER_VERSION", "VERSION", "CV_MAX", "NOTE")
 	for _, n := range v.Nodes {
 		if n.Status == nil {
-			row(tw, cell(n.ID, 0), cell(n.URL, 0), "unreachable", "-", "-", "-", "-", "-", "-", cell(strings.TrimPrefix(n.Error, "unreachable: "), 100))
+			row(tw, cell(n.ID, 0), cell(n.URL, 0), "unreachable", "-", "-", "-", "-", "-", "-", "-", "-", "-", cell(strings.TrimPrefix(n.Error, "unreachable: "), 100))
 			continue
 		}
 		s := n.Status
@@ -158,13 +158,24 @@ func runStatus(name string, args []string) int {
 			note = n.Suffrage
 		}
 		row(tw, cell(n.ID, 0), cell(n.URL, 0), cell(s.State, 0), cell(s.LeaderID, 0), strconv.FormatUint(s.Term, 10),
-			strconv.FormatUint(s.AppliedIndex, 10), strconv.FormatUint(s.CommitIndex, 10), lag, strconv.Itoa(s.LogFormat), note)
+			strconv.FormatUint(s.AppliedIndex, 10), strconv.FormatUint(s.CommitIndex, 10), lag, strconv.Itoa(s.LogFormat),
+			maxCell(s.ClusterVersion), versionCell(ownVersion(s)), maxCell(s.ClusterVersionMax), note)
 	}
 	tw.Flush()
 	if v.LeaderCommit == 0 && v.LeaderTerm == 0 {
 		fmt.Fprintln(os.Stderr, "no member answered as leader: lag is unknown")
 	}
 	return adminOK
+}
+
+// ownVersion is the release a node reports for itself in its status.
+func ownVersion(s *restarea.ClusterStatus) string {
+	for _, m := range s.Members {
+		if m.ID == s.NodeID {
+			return m.Version
+		}
+	}
+	return ""
 }
 
 // runBackup is `restarea admin backup -o FILE`: the copy goes to a

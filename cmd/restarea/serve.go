@@ -69,6 +69,9 @@ func runServe(args []string) int {
 	expireEvery := fs.Duration("expire-interval", d.ExpireInterval, "how often the leader proposes expiry")
 	testClockFile := fs.String("test-clock-offset-file", "", "TESTS ONLY: run the wall clock ahead by the duration written in this file (needs --allow-test-clock)")
 	allowTestClock := fs.Bool("allow-test-clock", false, "TESTS ONLY: allow --test-clock-offset-file; never on a production node")
+	autoFinalize := fs.Bool("auto-finalize-upgrade", false, "let the leader finalize an upgrade by itself (raise the cluster version) once every member runs a release that knows a newer one; after that, older releases can no longer start on this cluster's data or join it (docs/upgrades.md)")
+	testCVMax := fs.Int("test-cluster-version-max", 0, "TESTS ONLY: announce and apply cluster versions up to this one instead of this release's, to play another release (needs --allow-test-versions)")
+	allowTestVersions := fs.Bool("allow-test-versions", false, "TESTS ONLY: allow the flags that make this binary play another release; never on a production node")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	commitEvery := fs.Duration("state-commit-interval", d.StateCommitInterval, "let the batches applied within this long share one state-file commit (reads commit first, so they still see every applied write); 0 commits every batch")
 	if !parseFlags(fs, args) {
@@ -125,6 +128,17 @@ func runServe(args []string) int {
 		}
 		cfg.Now = c.Now
 		logger.Warn("TEST CLOCK: this node's wall clock follows an offset file; it is for tests only", "file", *testClockFile)
+	}
+	cfg.AutoFinalizeUpgrade = *autoFinalize
+	if *testCVMax != 0 {
+		if !*allowTestVersions {
+			return fail("--test-cluster-version-max makes this binary play another release for tests; it is refused without --allow-test-versions (never on a production node)")
+		}
+		if *testCVMax < 1 {
+			return fail("--test-cluster-version-max %d: want at least 1", *testCVMax)
+		}
+		cfg.ClusterVersionMax = *testCVMax
+		logger.Warn("TEST VERSIONS: this node announces and applies another release's cluster versions; it is for tests only", "cluster_version_max", *testCVMax)
 	}
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
@@ -203,7 +217,19 @@ func runServe(args []string) int {
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sig
+	var s os.Signal
+	select {
+	case s = <-sig:
+	case <-n.Done():
+		// The node stopped by itself: its state machine met a cluster
+		// version this binary does not know (it logged why).
+		signal.Stop(sig)
+		n.Close()
+		if err := n.Halted(); err != nil {
+			logger.Error("stopped", "err", err.Error())
+		}
+		return 1
+	}
 	logger.Info("shutting down", "signal", s.String())
 	signal.Stop(sig)
 	if err := n.Close(); err != nil {
