@@ -493,6 +493,11 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	if f.db == nil {
 		return nil, fmt.Errorf("fsm: snapshot: no state file (a snapshot restore failed)")
 	}
+	if e := f.halt.Load(); e != nil {
+		// Raft counts the entries handed over since the stop as applied; a
+		// snapshot labelled with their index would lack them.
+		return nil, fmt.Errorf("fsm: snapshot: %w", e)
+	}
 	// Raft records the snapshot at the last index it handed over: the
 	// file must hold every applied batch.
 	if err := f.commitForRead(true); err != nil {
