@@ -87,10 +87,19 @@ type peerVersion struct {
 // peerVersions remembers what members said about their releases, for the
 // cluster status; one refresh at a time asks them all.
 type peerVersions struct {
-	mu       sync.Mutex
-	known    map[string]peerVersion
-	inflight chan struct{}
+	mu        sync.Mutex
+	known     map[string]peerVersion
+	inflight  chan struct{}
+	refreshed time.Time // when the last round ended
 }
+
+// peerVersionsFresh is how long a round's answers serve the statuses
+// that follow it without asking again: polls of the status (tests,
+// tools) would otherwise ask every member each time.
+const peerVersionsFresh = time.Second
+
+// closed is a channel that is always ready.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (p *peerVersions) record(id string, info cluster.PeerInfo) {
 	p.mu.Lock()
@@ -121,6 +130,9 @@ func (n *Node) refreshPeerVersions(servers []raft.Server) <-chan struct{} {
 	if p.inflight != nil {
 		return p.inflight
 	}
+	if time.Since(p.refreshed) < peerVersionsFresh {
+		return closed
+	}
 	done := make(chan struct{})
 	p.inflight = done
 	go func() {
@@ -141,7 +153,7 @@ func (n *Node) refreshPeerVersions(servers []raft.Server) <-chan struct{} {
 		}
 		wg.Wait()
 		p.mu.Lock()
-		p.inflight = nil
+		p.inflight, p.refreshed = nil, time.Now()
 		p.mu.Unlock()
 		close(done)
 	}()
