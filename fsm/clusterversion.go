@@ -117,10 +117,11 @@ func (f *FSM) halted(e *UnknownClusterVersionError) {
 	if !f.halt.CompareAndSwap(nil, e) {
 		return
 	}
-	f.log.Error("fsm: stopped applying the log", "err", e.Error(), "cluster_version", e.Version, "cluster_version_max", e.Max, "index", e.Index)
 	if f.opts.OnHalt != nil {
-		f.opts.OnHalt(e)
+		f.opts.OnHalt(e) // the node logs it, once, as it stops
+		return
 	}
+	f.log.Error("fsm: stopped applying the log", "err", e.Error(), "cluster_version", e.Version, "cluster_version_max", e.Max, "index", e.Index)
 }
 
 // ErrNoStateFile is returned by ReadClusterVersion for a data directory
