@@ -58,12 +58,18 @@ func (n *Node) checkClusterVersion() error {
 // (the log raised the cluster version past what this binary knows):
 // serving reads of a state that no longer follows the cluster would be
 // wrong, and a restart on a release that knows the version resumes. It
-// runs on raft's apply goroutine, so the stop runs on its own.
+// runs on raft's apply goroutine, so the stop runs on its own, once Start
+// has returned (a failed Start has already closed what it opened).
 func (n *Node) onHalt(err error) {
 	n.haltErr.Store(&err)
 	n.log.Error("stopping: this node cannot apply the cluster's log", "err", err.Error(), "version", n.cfg.Version,
 		"cluster_version_max", n.cfg.ClusterVersionMax)
-	go n.Close()
+	go func() {
+		<-n.started
+		if n.startOK {
+			n.Close()
+		}
+	}()
 }
 
 // Halted returns why the node stopped by itself (its state machine met a
@@ -75,8 +81,9 @@ func (n *Node) Halted() error {
 	return nil
 }
 
-// Done is closed when the node stops, by Close, Kill or by itself (Halted).
-func (n *Node) Done() <-chan struct{} { return n.stop }
+// Done is closed once the node has stopped, by Close, Kill or by itself
+// (Halted), and closed its stores: its data directory is free.
+func (n *Node) Done() <-chan struct{} { return n.done }
 
 // peerVersion is what a member said about its release, as last asked.
 type peerVersion struct {

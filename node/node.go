@@ -65,6 +65,12 @@ type Node struct {
 	versions peerVersions
 	// haltErr is why the node stopped by itself (Halted).
 	haltErr atomic.Pointer[error]
+	// started is closed when Start returns; startOK (written before) says
+	// whether it returned the node.
+	started chan struct{}
+	startOK bool
+	// done is closed once the node has stopped and closed its stores.
+	done chan struct{}
 	peers   *cluster.Client
 	guard   *cluster.Guard // checks signed requests on both ports
 	intSrv  *http.Server
@@ -109,7 +115,10 @@ func Start(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry()}
+	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry(), started: make(chan struct{}), done: make(chan struct{})}
+	// A state machine that stops while Start runs (raft replays the log
+	// as soon as it starts) stops the node only once Start is done with it.
+	defer close(n.started)
 	if err := n.open(); err != nil {
 		n.closeStores(true)
 		return nil, err
@@ -121,6 +130,7 @@ func Start(cfg Config) (*Node, error) {
 	go n.tuneSnapshots(5 * time.Second)
 	go n.watchDisk(100 * time.Millisecond)
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
+	n.startOK = true
 	return n, nil
 }
 
@@ -434,6 +444,7 @@ func (n *Node) shutdown(graceful bool) error {
 		}
 		n.closeStores(graceful)
 		n.log.Info("node stopped", "node_id", n.id)
+		close(n.done)
 	})
 	return n.closeErr
 }
