@@ -70,13 +70,13 @@ type Node struct {
 	started chan struct{}
 	startOK bool
 	// done is closed once the node has stopped and closed its stores.
-	done chan struct{}
-	peers   *cluster.Client
-	guard   *cluster.Guard // checks signed requests on both ports
-	intSrv  *http.Server
-	reg     *prometheus.Registry
-	met     *metrics
-	disk    *diskwatch.Watch // failed writes to the data directory (diskfull.go)
+	done   chan struct{}
+	peers  *cluster.Client
+	guard  *cluster.Guard // checks signed requests on both ports
+	intSrv *http.Server
+	reg    *prometheus.Registry
+	met    *metrics
+	disk   *diskwatch.Watch // failed writes to the data directory (diskfull.go)
 	// diskHandovers counts leadership transfers this node made because it
 	// could not write its data directory.
 	diskHandovers prometheus.Counter
