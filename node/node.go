@@ -60,23 +60,12 @@ type Node struct {
 	// everything committed before it (confirmApplied).
 	readyTerm atomic.Uint64
 	format    formatGate
-	// versions is what the other members said about their releases
-	// (clusterversion.go).
-	versions peerVersions
-	// haltErr is why the node stopped by itself (Halted).
-	haltErr atomic.Pointer[error]
-	// started is closed when Start returns; startOK (written before) says
-	// whether it returned the node.
-	started chan struct{}
-	startOK bool
-	// done is closed once the node has stopped and closed its stores.
-	done   chan struct{}
-	peers  *cluster.Client
-	guard  *cluster.Guard // checks signed requests on both ports
-	intSrv *http.Server
-	reg    *prometheus.Registry
-	met    *metrics
-	disk   *diskwatch.Watch // failed writes to the data directory (diskfull.go)
+	peers     *cluster.Client
+	guard     *cluster.Guard // checks signed requests on both ports
+	intSrv    *http.Server
+	reg       *prometheus.Registry
+	met       *metrics
+	disk      *diskwatch.Watch // failed writes to the data directory (diskfull.go)
 	// diskHandovers counts leadership transfers this node made because it
 	// could not write its data directory.
 	diskHandovers prometheus.Counter
@@ -98,6 +87,18 @@ type Node struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+
+	// versions is what the other members said about their releases
+	// (clusterversion.go).
+	versions peerVersions
+	// haltErr is why the node stopped by itself (Halted).
+	haltErr atomic.Pointer[error]
+	// started is closed when Start returns; startOK (written before) says
+	// whether it returned the node.
+	started chan struct{}
+	startOK bool
+	// done is closed once the node has stopped and closed its stores.
+	done chan struct{}
 }
 
 var (
