@@ -26,6 +26,10 @@ const (
 	AuditMemberRemove AuditAction = "member_remove"
 	// AuditLeadershipTransfer: an operator handed leadership over.
 	AuditLeadershipTransfer AuditAction = "leadership_transfer"
+	// AuditClusterVersion: an operator finalized an upgrade (or the leader
+	// did, with --auto-finalize-upgrade), raising the cluster version by
+	// one step.
+	AuditClusterVersion AuditAction = "cluster_version"
 )
 
 // AuditChange is one field an action changed, with its value before and

@@ -164,6 +164,12 @@ type Member struct {
 	RaftAddr string `json:"raft_addr"`
 	URL      string `json:"url"`
 	Suffrage string `json:"suffrage"`
+	// Version is the member's release, as it told the node answering (""
+	// when unknown: it did not answer, or runs v0.1.0, which does not say).
+	Version string `json:"version"`
+	// ClusterVersionMax is the newest cluster version the member knows (0
+	// when unknown; 1 for a release that predates cluster versions).
+	ClusterVersionMax int `json:"cluster_version_max"`
 }
 
 // ClusterStatus is a node's view of the cluster (GET /api/v1/cluster).
@@ -179,8 +185,13 @@ type ClusterStatus struct {
 	AppliedIndex uint64 `json:"applied_index"`
 	// LogFormat is the format leaders write the log in: 2 once every
 	// member reads it (a node that cannot is then refused when it joins).
-	LogFormat int      `json:"log_format"`
-	Members   []Member `json:"members"`
+	LogFormat int `json:"log_format"`
+	// ClusterVersion is the cluster version in force (1 until an operator
+	// finalizes an upgrade: see docs/upgrades.md); ClusterVersionMax is
+	// the newest this node's binary knows.
+	ClusterVersion    int      `json:"cluster_version"`
+	ClusterVersionMax int      `json:"cluster_version_max"`
+	Members           []Member `json:"members"`
 	// Clock is this node's clock against the cluster's time.
 	Clock *ClockStatus `json:"clock,omitempty"`
 }
@@ -214,4 +225,21 @@ type ClusterService interface {
 	TransferLeadership(ctx context.Context, id string) error
 	// WriteBackup streams a consistent snapshot of the state to w.
 	WriteBackup(ctx context.Context, w io.Writer) (int64, error)
+	// FinalizeUpgrade raises the cluster version, through the leader, to
+	// the newest every member knows; a member that is behind makes it a
+	// conflict naming it (docs/upgrades.md).
+	FinalizeUpgrade(ctx context.Context) (UpgradeResult, error)
+}
+
+// UpgradeResult is the answer to a finalize-upgrade: the cluster version
+// before and after, what happened in words, and the cluster status of the
+// node that answered, afterwards.
+type UpgradeResult struct {
+	// Changed is false when the cluster already ran the newest version
+	// every member knows.
+	Changed bool          `json:"changed"`
+	From    int           `json:"from"`
+	To      int           `json:"to"`
+	Message string        `json:"message"`
+	Status  ClusterStatus `json:"status"`
 }

@@ -24,16 +24,19 @@ type publicMember struct {
 // (version, commit) is public too: the MCP handshake already tells anyone
 // the version, and a rolling upgrade is watched node by node through it.
 type publicStatus struct {
-	NodeID       string         `json:"node_id"`
-	Version      string         `json:"version"`
-	Commit       string         `json:"commit"`
-	State        string         `json:"state"`
-	LeaderID     string         `json:"leader_id"`
-	Term         uint64         `json:"term"`
-	CommitIndex  uint64         `json:"commit_index"`
-	AppliedIndex uint64         `json:"applied_index"`
-	LogFormat    int            `json:"log_format"`
-	Members      []publicMember `json:"members"`
+	NodeID       string `json:"node_id"`
+	Version      string `json:"version"`
+	Commit       string `json:"commit"`
+	State        string `json:"state"`
+	LeaderID     string `json:"leader_id"`
+	Term         uint64 `json:"term"`
+	CommitIndex  uint64 `json:"commit_index"`
+	AppliedIndex uint64 `json:"applied_index"`
+	LogFormat    int    `json:"log_format"`
+	// ClusterVersion is public like the log format; which release each
+	// member runs is for operators.
+	ClusterVersion int            `json:"cluster_version"`
+	Members        []publicMember `json:"members"`
 	// Clock says whether this node's clock agrees with the cluster's.
 	Clock *restarea.ClockStatus `json:"clock,omitempty"`
 }
@@ -63,7 +66,7 @@ func (s *server) clusterStatus(w http.ResponseWriter, r *http.Request) {
 	pub := publicStatus{
 		NodeID: st.NodeID, Version: st.Version, Commit: st.Commit, State: st.State, LeaderID: st.LeaderID, Term: st.Term,
 		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, LogFormat: st.LogFormat,
-		Clock: st.Clock, Members: make([]publicMember, len(st.Members)),
+		ClusterVersion: st.ClusterVersion, Clock: st.Clock, Members: make([]publicMember, len(st.Members)),
 	}
 	for i, m := range st.Members {
 		pub.Members[i] = publicMember{ID: m.ID, Suffrage: m.Suffrage}
@@ -135,6 +138,34 @@ func (s *server) transferLeadership(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.WriteData(w, http.StatusOK, st)
+}
+
+// finalizeUpgrade is POST /api/v1/admin/cluster/finalize-upgrade (no
+// body): the leader raises the cluster version to the newest every member
+// knows. 200 with the result (unchanged when already there), 409 naming
+// each member that must be upgraded first.
+func (s *server) finalizeUpgrade(w http.ResponseWriter, r *http.Request) {
+	data, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		var none struct{}
+		if err := decode.JSON(data, &none); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	res, err := s.cluster.FinalizeUpgrade(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if res.Status.Members == nil {
+		res.Status.Members = []restarea.Member{}
+	}
+	httpx.WriteData(w, http.StatusOK, res)
 }
 
 // backup is GET /api/v1/admin/backup: a consistent copy of the state file,

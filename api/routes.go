@@ -53,6 +53,7 @@ func (s *server) adminRoutes() http.Handler {
 		handle(mux, "/api/v1/admin/cluster/members", methods{http.MethodGet: s.clusterMembers})
 		handle(mux, "/api/v1/admin/cluster/members/{id}", methods{http.MethodDelete: s.removeMember})
 		handle(mux, "/api/v1/admin/cluster/leadership-transfer", methods{http.MethodPost: s.transferLeadership})
+		handle(mux, "/api/v1/admin/cluster/finalize-upgrade", methods{http.MethodPost: s.finalizeUpgrade})
 		handle(mux, "/api/v1/admin/backup", methods{http.MethodGet: s.backup})
 	}
 	mux.HandleFunc("/", notFound)

@@ -283,6 +283,17 @@ func (a *Admin) TransferLeadership(ctx context.Context, to string) (restarea.Clu
 	return st, err
 }
 
+// FinalizeUpgrade asks the cluster to raise its cluster version to the
+// newest every member knows (POST /api/v1/admin/cluster/finalize-upgrade).
+// A member that runs an older release makes it a *restarea.Error with
+// CodeConflict naming the member. Finalizing twice is harmless, so it is
+// repeated on failover like a read.
+func (a *Admin) FinalizeUpgrade(ctx context.Context) (restarea.UpgradeResult, error) {
+	var r restarea.UpgradeResult
+	err := a.call(ctx, http.MethodPost, "/api/v1/admin/cluster/finalize-upgrade", nil, nil, true, &r)
+	return r, err
+}
+
 // ClusterStatus returns GET /api/v1/cluster of the first server that
 // answers: that node's view, members' addresses and URLs included. That
 // route is public and answers a wrong token with the public view (no

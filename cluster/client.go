@@ -77,10 +77,38 @@ func (c *Client) TransferLeader(ctx context.Context, raftAddr, id string) error 
 	return c.call(ctx, c.Internal, "http://"+raftAddr+pathTransfer, http.MethodPost, idRequest{ID: id, Origin: restarea.OriginFrom(ctx)}, nil)
 }
 
+// FinalizeLeader asks the leader at raftAddr to finalize an upgrade. A
+// leader of a release that predates cluster versions has no such path:
+// that answer is a conflict naming it.
+func (c *Client) FinalizeLeader(ctx context.Context, raftAddr string) (FinalizeAnswer, error) {
+	var ans FinalizeAnswer
+	err := c.call(ctx, c.Internal, "http://"+raftAddr+pathFinalize, http.MethodPost, idRequest{Origin: restarea.OriginFrom(ctx)}, &ans)
+	if restarea.ErrorCode(err) == restarea.CodeNotFound {
+		return ans, restarea.Errorf(restarea.CodeConflict, "the leader at %s runs a release that predates cluster versions (v0.1.0 or earlier): upgrade it first", raftAddr)
+	}
+	return ans, err
+}
+
 // JoinVia sends a join request to the node at baseURL, which routes it to
-// the leader.
+// the leader. A member of release v0.1.0 decodes the request strictly and
+// refuses ClusterVersionMax as an unknown field: the request is then sent
+// again without it. Such a member belongs to a cluster at version 1 (a
+// finalized cluster refuses v0.1.0 nodes), where the field decides
+// nothing.
 func (c *Client) JoinVia(ctx context.Context, baseURL string, req JoinRequest) error {
-	return c.call(ctx, c.Public, strings.TrimRight(baseURL, "/")+PathJoin, http.MethodPost, req, nil)
+	url := strings.TrimRight(baseURL, "/") + PathJoin
+	err := c.call(ctx, c.Public, url, http.MethodPost, req, nil)
+	if req.ClusterVersionMax != 0 && refusedField(err, "cluster_version_max") {
+		req.ClusterVersionMax = 0
+		err = c.call(ctx, c.Public, url, http.MethodPost, req, nil)
+	}
+	return err
+}
+
+// refusedField reports whether err is a strict decoder's refusal of the
+// JSON field name (an older node's answer to a field it does not know).
+func refusedField(err error, name string) bool {
+	return restarea.ErrorCode(err) == restarea.CodeInvalidRequest && strings.Contains(err.Error(), `unknown field "`+name+`"`)
 }
 
 // Peer asks the node at baseURL to describe itself.

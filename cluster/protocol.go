@@ -18,6 +18,9 @@ const (
 	pathRemove    = "/internal/v1/remove"
 	pathTransfer  = "/internal/v1/transfer"
 	pathPeer      = "/internal/v1/peer"
+	// pathFinalize finalizes an upgrade on the leader (FinalizeLeader).
+	// Nodes of v0.1.0 lack it (404).
+	pathFinalize = "/internal/v1/finalize-upgrade"
 )
 
 // Paths on a node's public HTTP listener that other nodes (not clients)
@@ -50,6 +53,13 @@ type JoinRequest struct {
 	// LogFormat is the newest log format the joining node reads; 0 from
 	// a version that predates the field (it reads format 1 only).
 	LogFormat int `json:"log_format,omitempty"`
+	// ClusterVersionMax is the newest cluster version the joining node
+	// knows; 0 from a version that predates the field (it runs cluster
+	// version 1 only). Release v0.1.0 decodes a join strictly and refuses
+	// the field, so JoinVia sends it again without it when a member says
+	// so (such a member leads a cluster at version 1, which every joiner
+	// may join).
+	ClusterVersionMax int `json:"cluster_version_max,omitempty"`
 }
 
 // PeerInfo is what a node tells others during formation.
@@ -68,6 +78,30 @@ type PeerInfo struct {
 	// Clock is the node's view of the time, for a leader that checks its
 	// own clock against a majority (nil from a version that predates it).
 	Clock *ClockReport `json:"clock,omitempty"`
+	// Version is the node's release ("" from a version that predates the
+	// field, such as v0.1.0).
+	Version string `json:"version,omitempty"`
+	// ClusterVersionMax is the newest cluster version the node knows (0
+	// from a version that predates the field: it knows version 1 only).
+	// Older nodes read PeerInfo leniently (json.Unmarshal), so the new
+	// fields are ignored by them.
+	ClusterVersionMax int `json:"cluster_version_max,omitempty"`
+}
+
+// MaxClusterVersion is the newest cluster version the node knows: 1 for a
+// node that does not say (every release up to v0.1.0).
+func (p PeerInfo) MaxClusterVersion() int { return max(p.ClusterVersionMax, 1) }
+
+// FinalizeAnswer is the leader's answer to a finalize-upgrade: the cluster
+// version before and after (equal when nothing changed) and what happened,
+// in words for the operator.
+type FinalizeAnswer struct {
+	From    int    `json:"from"`
+	To      int    `json:"to"`
+	Message string `json:"message"`
+	// Index is the log index of the last raise (0 when nothing changed):
+	// the node that forwarded the request waits for it before answering.
+	Index uint64 `json:"index,omitempty"`
 }
 
 // ClockReport is what a node says about time when asked: its wall clock,

@@ -31,6 +31,9 @@ type Backend interface {
 	Join(ctx context.Context, req JoinRequest) error
 	// Peer describes this node.
 	Peer() PeerInfo
+	// FinalizeLeader raises the cluster version on the leader to the
+	// newest every member knows (see node's FinalizeUpgrade).
+	FinalizeLeader(ctx context.Context) (FinalizeAnswer, error)
 }
 
 // InternalHandler serves the internal channel. Every request must be
@@ -65,6 +68,18 @@ func InternalHandler(b Backend, g *Guard) http.Handler {
 		httpx.WriteJSON(w, http.StatusOK, b.Peer())
 	}))
 	mux.HandleFunc("POST "+pathJoin, g.signed(maxJoinBody, action(b.JoinLeader)))
+	mux.HandleFunc("POST "+pathFinalize, g.signed(maxSmallBody, func(w http.ResponseWriter, r *http.Request) {
+		var req idRequest // carries the operator's origin, for the audit trail
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		ans, err := b.FinalizeLeader(restarea.WithOrigin(r.Context(), req.Origin))
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		httpx.WriteJSON(w, http.StatusOK, ans)
+	}))
 	mux.HandleFunc("POST "+pathRemove, g.signed(maxSmallBody, action(func(ctx context.Context, req idRequest) error {
 		return b.RemoveLeader(restarea.WithOrigin(ctx, req.Origin), req.ID)
 	})))

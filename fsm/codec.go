@@ -92,7 +92,7 @@ func (c *Command) Encode() ([]byte, error) {
 // where str is a uvarint length and that many bytes of UTF-8, varint is
 // encoding/binary's zig-zag varint and bool is one byte, 0 or 1. A
 // command with a string that is not valid UTF-8, or with an audit field
-// (Audit, Origin: log format 3), is written as JSON (kind 1) instead, so that DecodeCommand returns exactly what it would have
+// (Audit, Origin: log format 3) or a cluster version target, is written as JSON (kind 1) instead, so that DecodeCommand returns exactly what it would have
 // returned for the version 1 (JSON) encoding of c, whichever kind was
 // written.
 //
@@ -179,7 +179,7 @@ func (c *Command) binarySafe() bool {
 	// The audit fields have no binary form: they ride only on rare admin
 	// commands, whose JSON costs nothing, and a binary form of them would
 	// need a new kind that nodes of log format 2 refuse.
-	if c.Audit != nil || c.Origin != "" {
+	if c.Audit != nil || c.Origin != "" || c.ClusterVersion != 0 {
 		return false
 	}
 	if !utf8.ValidString(string(c.Op)) || !utf8.ValidString(c.EntryID) {

@@ -44,7 +44,7 @@ func mustDecode(t testing.TB, b []byte) *fsm.Command {
 	return c
 }
 
-var allOps = []fsm.Op{fsm.OpPost, fsm.OpHide, fsm.OpUnhide, fsm.OpDelete, fsm.OpSettings, fsm.OpConfigure, fsm.OpExpire, fsm.OpMember, fsm.OpAudit, fsm.OpEnableLogV2, fsm.OpEnableLogV3}
+var allOps = []fsm.Op{fsm.OpPost, fsm.OpHide, fsm.OpUnhide, fsm.OpDelete, fsm.OpSettings, fsm.OpConfigure, fsm.OpExpire, fsm.OpMember, fsm.OpAudit, fsm.OpEnableLogV2, fsm.OpEnableLogV3, fsm.OpClusterVersion}
 
 // cmdGen makes random commands. It fills every exported field by
 // reflection, so a field added to Command or to a type it carries is
@@ -131,10 +131,13 @@ func (g *cmdGen) command() *fsm.Command {
 	}
 	if g.rng.Intn(4) > 0 {
 		// The audit fields (format 3) ride on few commands, always as JSON.
-		c.Audit, c.Origin = nil, ""
+		c.Audit, c.Origin, c.ClusterVersion = nil, "", 0
 	}
 	if g.rng.Intn(2) == 0 { // the typical shape: one part, the op's
 		c.Post, c.Settings, c.Expire, c.Member, c.Audit = nil, nil, nil, nil, nil
+		if c.Op != fsm.OpClusterVersion {
+			c.ClusterVersion = 0
+		}
 		full := fsm.Command{}
 		g.fill(reflect.ValueOf(&full).Elem())
 		switch c.Op {
@@ -172,9 +175,9 @@ func TestCodecMatchesJSON(t *testing.T) {
 			if data[0] != 2 {
 				t.Fatalf("EncodeV2 wrote version %d, want 2", data[0])
 			}
-			audited := c.Audit != nil || c.Origin != ""
+			audited := c.Audit != nil || c.Origin != "" || c.ClusterVersion != 0
 			if audited && data[1] != 1 {
-				t.Fatalf("a command with audit fields was written as kind %d, want 1 (JSON)", data[1])
+				t.Fatalf("a command with audit fields or a cluster version was written as kind %d, want 1 (JSON)", data[1])
 			}
 			if !audited {
 				kinds[data[1]]++
@@ -349,7 +352,10 @@ func TestCodecFieldInventory(t *testing.T) {
 		"Expire*.Retention time.Duration", "Expire*.TombstoneRetention time.Duration", "Expire*.MaxItems int",
 		"Member*.MemberInfo.ID string", "Member*.MemberInfo.URL string", "Member*.Remove bool",
 		// Log format 3: written as JSON only (kind 1), never in the binary form.
-		"Audit*.Action restarea.AuditAction", "Audit*.MemberID string", "Audit*.From string", "Origin string",
+		"Audit*.Action restarea.AuditAction", "Audit*.MemberID string", "Audit*.From string",
+		// OpClusterVersion's target: written as JSON only, like the audit fields.
+		"ClusterVersion int",
+		"Origin string",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the fields of Command changed; update the binary form in codec.go (see this test's comment).\n got %q\nwant %q", got, want)

@@ -46,6 +46,11 @@ type Command struct {
 	Member   *MemberCommand   `json:"member,omitempty"`
 	Audit    *AuditCommand    `json:"audit,omitempty"`
 
+	// ClusterVersion is the target of an OpClusterVersion. Like the audit
+	// fields it has no binary form: a command carrying it is written as
+	// JSON (see EncodeV2).
+	ClusterVersion int `json:"cluster_version,omitempty"`
+
 	// Origin is the source address of the operator request behind an
 	// admin command, for its audit record. Like Audit it is only set once
 	// the cluster writes log format 3, and a command carrying either is

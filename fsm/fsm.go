@@ -52,6 +52,15 @@ type Options struct {
 	// BeforeCommit, when set, runs before each state-file transaction of
 	// a batch. Tests use it to make the disk look slow; nil in production.
 	BeforeCommit func(batch int)
+	// ClusterVersionMax is the newest cluster version this state machine
+	// applies; 0 → ClusterVersionMax. Tests raise it to play a later
+	// release (the node's --test-cluster-version-max).
+	ClusterVersionMax int
+	// OnHalt, when set, is told once that the state machine stopped
+	// applying the log (an UnknownClusterVersionError). It runs on raft's
+	// apply goroutine and must not wait for raft (the node stops itself
+	// from another goroutine).
+	OnHalt func(error)
 }
 
 // FSM is the state machine over one bbolt file. It implements
@@ -69,8 +78,12 @@ type FSM struct {
 	g       group       // batches applied but not committed yet (group.go)
 	pending atomic.Bool // g holds applied batches: a read commits them first
 
-	logFormat atomic.Int32 // LogFormat, as applied
-	clock     atomic.Int64 // Clock, as applied
+	logFormat      atomic.Int32 // LogFormat, as applied
+	clusterVersion atomic.Int32 // ClusterVersion, as applied
+	// halt is set when the log raised the cluster version past what this
+	// binary knows: nothing more is applied (clusterversion.go).
+	halt  atomic.Pointer[UnknownClusterVersionError]
+	clock atomic.Int64 // Clock, as applied
 
 	unsynced bool          // commits skip fsync (durability.go)
 	rebuilt  bool          // a torn state file was set aside at Open
@@ -133,6 +146,7 @@ func (f *FSM) open() error {
 		}
 		f.applied.Store(readU64(tx.Bucket(bMeta).Get(kApplied)))
 		f.logFormat.Store(int32(readLogFormat(tx)))
+		f.clusterVersion.Store(int32(readClusterVersion(tx)))
 		f.clock.Store(int64(readU64(tx.Bucket(bMeta).Get(kClock))))
 		return nil
 	})
@@ -218,8 +232,15 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // diskfull.go. So is opening the state file again after a Restore that
 // replaced it but could not open the new one. Once the FSM is closed the
 // batch is left unapplied, as when Options.Stop ends the retrying.
+//
+// Once the log raises the cluster version past what this binary knows,
+// nothing more is applied (see UnknownClusterVersionError): the batch and
+// every later one are left unapplied, their results nil.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	start := time.Now()
+	if f.halt.Load() != nil {
+		return make([]interface{}, len(logs))
+	}
 	for attempt := 0; ; attempt++ {
 		if f.opts.BeforeCommit != nil {
 			f.opts.BeforeCommit(len(logs))
@@ -273,6 +294,15 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	}
 	tx := f.g.tx
 	last, err := f.applyLogs(tx, logs, applied, out)
+	var halt *UnknownClusterVersionError
+	if errors.As(err, &halt) {
+		// What came before the entry is applied and committed as usual;
+		// the entry and what follows it stay out of the group, so a
+		// retried commit never meets it.
+		err = nil
+		logs = logs[:halt.pos]
+		clear(out[halt.pos:])
+	}
 	if err != nil {
 		// The state file did not follow the log this time; skipping the
 		// batch would let this node diverge from the others, so the caller
@@ -282,6 +312,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		return nil, err
 	}
 	format := readLogFormat(tx)
+	cversion := readClusterVersion(tx)
 	clock := int64(readU64(tx.Bucket(bMeta).Get(kClock)))
 	before := len(f.g.logs)
 	f.g.logs = append(f.g.logs, logs...)
@@ -301,7 +332,11 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	}
 	f.applied.Store(last)
 	f.logFormat.Store(int32(format))
+	f.clusterVersion.Store(int32(cversion))
 	f.clock.Store(clock)
+	if halt != nil {
+		f.halted(halt)
+	}
 	return out, nil
 }
 
@@ -334,30 +369,43 @@ func (f *FSM) reopen() error {
 
 // applyLogs applies the logs after index applied into tx and records the
 // last one as the file's applied index; out, when not nil, receives each
-// command's result at its log's position. It returns the last index.
+// command's result at its log's position. It returns the last index. An
+// entry that raises the cluster version past what this binary knows ends
+// the batch before it: the entries before it are applied and recorded,
+// and the error returned is an *UnknownClusterVersionError.
 func (f *FSM) applyLogs(tx *bolt.Tx, logs []*raft.Log, applied uint64, out []interface{}) (uint64, error) {
 	last := applied
+	var halt error
 	for i, l := range logs {
 		if l.Index <= applied {
 			continue // already in the state file (restart without snapshot restore)
 		}
-		last = l.Index
 		if l.Type != raft.LogCommand {
+			last = l.Index
 			continue
 		}
 		res, err := f.applyCommand(tx, l)
+		if e := (*UnknownClusterVersionError)(nil); errors.As(err, &e) {
+			e.pos = i
+			halt = e
+			break
+		}
 		if err != nil {
 			return applied, fmt.Errorf("index %d: %w", l.Index, err)
 		}
+		last = l.Index
 		if out != nil {
 			res.Index = l.Index
 			out[i] = res
 		}
 	}
 	if last == applied {
-		return last, nil
+		return last, halt
 	}
-	return last, tx.Bucket(bMeta).Put(kApplied, u64(last))
+	if err := tx.Bucket(bMeta).Put(kApplied, u64(last)); err != nil {
+		return applied, err
+	}
+	return last, halt
 }
 
 func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
@@ -402,6 +450,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 		return applyEnableLog(tx, 2)
 	case OpEnableLogV3:
 		return applyEnableLog(tx, 3)
+	case OpClusterVersion:
+		return f.applyClusterVersion(tx, a, l.Index, cmd.ClusterVersion)
 	case OpAudit:
 		if cmd.Audit == nil {
 			return refuse(restarea.CodeInvalidRequest, 0, "audit command without audit"), nil
@@ -442,6 +492,11 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	defer f.mu.RUnlock()
 	if f.db == nil {
 		return nil, fmt.Errorf("fsm: snapshot: no state file (a snapshot restore failed)")
+	}
+	if e := f.halt.Load(); e != nil {
+		// Raft counts the entries handed over since the stop as applied; a
+		// snapshot labelled with their index would lack them.
+		return nil, fmt.Errorf("fsm: snapshot: %w", e)
 	}
 	// Raft records the snapshot at the last index it handed over: the
 	// file must hold every applied batch.
@@ -506,6 +561,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("fsm: restore: %w", err)
 	}
 	if err := checkStateFile(raw); err != nil {
+		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	if err := f.checkRestoredClusterVersion(raw); err != nil {
 		return fmt.Errorf("fsm: restore: %w", err)
 	}
 	if err := compactFile(raw, tmp); err != nil {

@@ -74,7 +74,8 @@ func (n *Node) formOrJoin() {
 			}
 		}
 	}
-	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), LogFormat: fsm.LogFormatMax}
+	req := cluster.JoinRequest{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), LogFormat: fsm.LogFormatMax,
+		ClusterVersionMax: n.cfg.ClusterVersionMax}
 	backoff := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		for _, u := range n.cfg.JoinURLs {
@@ -164,7 +165,7 @@ func (n *Node) JoinLeader(ctx context.Context, req cluster.JoinRequest) error {
 	}
 	n.format.mu.Lock()
 	defer n.format.mu.Unlock()
-	if err := n.admitJoin(req.ID, req.LogFormat); err != nil {
+	if err := n.admitJoin(req.ID, req.LogFormat, req.ClusterVersionMax); err != nil {
 		return err
 	}
 	if err := n.probeRaft(req.RaftAddr); err != nil {
@@ -333,7 +334,8 @@ func (n *Node) onLeader(ctx context.Context, local func(context.Context) error, 
 func (n *Node) Peer() cluster.PeerInfo {
 	_, id := n.raft.LeaderWithID()
 	return cluster.PeerInfo{ID: n.id, RaftAddr: n.RaftAddr(), URL: n.AdvertiseURL(), HasState: n.hasState.Load(), LeaderID: string(id),
-		LogFormat: fsm.LogFormatMax, Clock: n.clock.report()}
+		LogFormat: fsm.LogFormatMax, Clock: n.clock.report(),
+		Version: n.cfg.Version, ClusterVersionMax: n.cfg.ClusterVersionMax}
 }
 
 // ClusterStatus describes the cluster as this node sees it.
@@ -346,6 +348,7 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 	if err != nil {
 		return restarea.ClusterStatus{}, unavailable("raft configuration unavailable: %v", err)
 	}
+	n.memberVersions(ctx, members)
 	_, leader := n.raft.LeaderWithID()
 	return restarea.ClusterStatus{
 		NodeID:       n.id,
@@ -358,8 +361,12 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 		CommitIndex:  n.raft.CommitIndex(),
 		AppliedIndex: n.raft.AppliedIndex(),
 		LogFormat:    n.fsm.LogFormat(),
-		Members:      members,
-		Clock:        n.clockStatus(),
+		// The cluster version as this node applied it, and the newest
+		// this binary knows.
+		ClusterVersion:    n.fsm.ClusterVersion(),
+		ClusterVersionMax: n.cfg.ClusterVersionMax,
+		Members:           members,
+		Clock:             n.clockStatus(),
 	}, nil
 }
 

@@ -145,6 +145,14 @@ type Config struct {
 	// side by side, as a rolling upgrade does.
 	Version string
 	Commit  string
+	// ClusterVersionMax is the newest cluster version this node announces
+	// and applies; 0 → fsm.ClusterVersionMax. Only tests set it
+	// (--test-cluster-version-max), to play a later or an earlier release.
+	ClusterVersionMax int
+	// AutoFinalizeUpgrade lets the leader finalize an upgrade by itself,
+	// on its timer, once every member knows a newer cluster version
+	// (--auto-finalize-upgrade). Off: only an operator finalizes.
+	AutoFinalizeUpgrade bool
 }
 
 // Defaults returns the configuration of `restarea serve` with no flags.
@@ -226,10 +234,16 @@ func (c Config) withDefaults() Config {
 	if c.Commit == "" {
 		c.Commit = buildinfo.Commit()
 	}
+	if c.ClusterVersionMax == 0 {
+		c.ClusterVersionMax = fsm.ClusterVersionMax
+	}
 	return c
 }
 
 func (c Config) validate() error {
+	if c.ClusterVersionMax < 1 {
+		return fmt.Errorf("cluster version max %d: want at least 1", c.ClusterVersionMax)
+	}
 	if err := c.RatePerSource.Validate("rate-per-source"); err != nil {
 		return fmt.Errorf("%s", restarea.ErrorMessage(err))
 	}

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+
 	"github.com/hashicorp/raft"
 
 	"github.com/restarea/restarea/fsm"
@@ -32,3 +34,10 @@ func (n *Node) LoggedPosts(from uint64) (int, error) {
 
 // LastLogIndex is the index of the last entry in n's raft log.
 func (n *Node) LastLogIndex() (uint64, error) { return n.logs.LastIndex() }
+
+// Propose proposes cmd as the node's own duties do (through the leader).
+// Tests use it to put commands in the log that no operator path proposes
+// in that situation, such as a cluster version some member does not know.
+func (n *Node) Propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
+	return n.propose(ctx, cmd)
+}

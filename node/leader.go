@@ -51,6 +51,7 @@ func (n *Node) leaderLoop() {
 			if wasLeader {
 				n.confirmApplied()
 				n.enableLogV2()
+				n.maybeAutoFinalize()
 				n.expire()
 			}
 		}
@@ -118,6 +119,7 @@ func (n *Node) becameLeader() {
 	}
 	n.announceSelf(ctx)
 	n.enableLogV2()
+	n.maybeAutoFinalize()
 	n.expire()
 }
 

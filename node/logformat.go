@@ -23,12 +23,19 @@ func (n *Node) encode(cmd *fsm.Command) ([]byte, error) {
 	return cmd.Encode()
 }
 
-// admitJoin refuses a node that cannot read the log the cluster writes.
-// The caller holds n.format.mu.
-func (n *Node) admitJoin(req string, format int) error {
+// admitJoin refuses a node that cannot read the log the cluster writes,
+// or that does not know the cluster version in force (clusterMax 0: a
+// release that predates cluster versions, which knows version 1 only).
+// The caller holds n.format.mu, which finalizing an upgrade takes too.
+func (n *Node) admitJoin(req string, format, clusterMax int) error {
 	if cur := n.fsm.LogFormat(); cur >= 2 && max(format, 1) < cur {
 		return restarea.Errorf(restarea.CodeConflict,
 			"node %s reads log format %d but this cluster writes format %d: run the same restarea version as the cluster on it", req, max(format, 1), cur)
+	}
+	if cur := n.fsm.ClusterVersion(); max(clusterMax, 1) < cur {
+		return restarea.Errorf(restarea.CodeConflict,
+			"node %s knows cluster versions up to %d but this cluster runs cluster version %d (its upgrade was finalized): run a release that knows cluster version %d on it, such as this node's %s",
+			req, max(clusterMax, 1), cur, cur, n.cfg.Version)
 	}
 	return nil
 }

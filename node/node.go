@@ -87,6 +87,18 @@ type Node struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+
+	// versions is what the other members said about their releases
+	// (clusterversion.go).
+	versions peerVersions
+	// haltErr is why the node stopped by itself (Halted).
+	haltErr atomic.Pointer[error]
+	// started is closed when Start returns; startOK (written before) says
+	// whether it returned the node.
+	started chan struct{}
+	startOK bool
+	// done is closed once the node has stopped and closed its stores.
+	done chan struct{}
 }
 
 var (
@@ -104,7 +116,10 @@ func Start(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry()}
+	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry(), started: make(chan struct{}), done: make(chan struct{})}
+	// A state machine that stops while Start runs (raft replays the log
+	// as soon as it starts) stops the node only once Start is done with it.
+	defer close(n.started)
 	if err := n.open(); err != nil {
 		n.closeStores(true)
 		return nil, err
@@ -116,6 +131,7 @@ func Start(cfg Config) (*Node, error) {
 	go n.tuneSnapshots(5 * time.Second)
 	go n.watchDisk(100 * time.Millisecond)
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
+	n.startOK = true
 	return n, nil
 }
 
@@ -123,6 +139,10 @@ func (n *Node) open() error {
 	cfg := n.cfg
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	// Before anything opens a file of the data directory for writing.
+	if err := n.checkClusterVersion(); err != nil {
+		return err
 	}
 	id, err := nodeID(cfg.DataDir, cfg.NodeID)
 	if err != nil {
@@ -143,6 +163,9 @@ func (n *Node) open() error {
 		BootID:       cfg.BootID,
 		Stop:         n.stop,
 		BeforeCommit: cfg.DiskHooks.beforeCommit(),
+		// The state machine applies what this node announces it knows.
+		ClusterVersionMax: cfg.ClusterVersionMax,
+		OnHalt:            n.onHalt,
 	})
 	if err != nil {
 		return err
@@ -445,6 +468,7 @@ func (n *Node) shutdown(graceful bool) error {
 		}
 		n.closeStores(graceful)
 		n.log.Info("node stopped", "node_id", n.id)
+		close(n.done)
 	})
 	return n.closeErr
 }

@@ -50,6 +50,8 @@ commands:
   backup -o FILE [--force]          a consistent copy of the state, written atomically
   status                            every member's own view: state, leader, term, indexes, lag
   audit list [--limit N] [--cursor C]   operator actions from the replicated audit trail, newest first
+  finalize-upgrade                  once every member runs the new release, raise the cluster version;
+                                    older releases can then no longer start on its data or join
 
 flags of every command:
   --server URL[,URL...]   nodes, tried in turn (env RESTAREA_SERVER)
@@ -89,6 +91,8 @@ var adminTree = map[string]map[string]adminLeaf{
 	"backup":   {"": runBackup},
 	"status":   {"": runStatus},
 	"audit":    {"list": runAuditList},
+	// finalize-upgrade: docs/upgrades.md.
+	"finalize-upgrade": {"": runFinalizeUpgrade},
 }
 
 func runAdmin(args []string) int {

@@ -139,10 +139,10 @@ func runStatus(name string, args []string) int {
 		return printJSON(os.Stdout, v)
 	}
 	tw := newTable(os.Stdout)
-	row(tw, "NODE", "URL", "STATE", "LEADER", "TERM", "APPLIED", "COMMIT", "LAG", "LOG_FORMAT", "VERSION", "REVISION", "NOTE")
+	row(tw, "NODE", "URL", "STATE", "LEADER", "TERM", "APPLIED", "COMMIT", "LAG", "LOG_FORMAT", "CLUSTER_VERSION", "VERSION", "REVISION", "CV_MAX", "NOTE")
 	for _, n := range v.Nodes {
 		if n.Status == nil {
-			row(tw, cell(n.ID, 0), cell(n.URL, 0), "unreachable", "-", "-", "-", "-", "-", "-", "-", "-", cell(strings.TrimPrefix(n.Error, "unreachable: "), 100))
+			row(tw, cell(n.ID, 0), cell(n.URL, 0), "unreachable", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", cell(strings.TrimPrefix(n.Error, "unreachable: "), 100))
 			continue
 		}
 		s := n.Status
@@ -159,7 +159,7 @@ func runStatus(name string, args []string) int {
 		}
 		row(tw, cell(n.ID, 0), cell(n.URL, 0), cell(s.State, 0), cell(s.LeaderID, 0), strconv.FormatUint(s.Term, 10),
 			strconv.FormatUint(s.AppliedIndex, 10), strconv.FormatUint(s.CommitIndex, 10), lag, strconv.Itoa(s.LogFormat),
-			cell(s.Version, 40), cell(shortCommit(s.Commit), 0), note)
+			maxCell(s.ClusterVersion), cell(s.Version, 40), cell(shortCommit(s.Commit), 0), maxCell(s.ClusterVersionMax), note)
 	}
 	tw.Flush()
 	if v.LeaderCommit == 0 && v.LeaderTerm == 0 {

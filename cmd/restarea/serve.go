@@ -75,6 +75,8 @@ func runServe(args []string) int {
 	allowTestVersions := fs.Bool("allow-test-versions", false, "TESTS ONLY: allow --test-* version flags; never on a production node")
 	testBootID := fs.String("test-boot-id-file", "", "TESTS ONLY: take the machine's boot id from this file, so a test can simulate a reboot by changing it (needs --allow-test-boot-id)")
 	allowTestBootID := fs.Bool("allow-test-boot-id", false, "TESTS ONLY: allow --test-boot-id-file; never on a production node")
+	autoFinalize := fs.Bool("auto-finalize-upgrade", false, "let the leader finalize an upgrade by itself (raise the cluster version) once every member runs a release that knows a newer one; after that, older releases can no longer start on this cluster's data or join it (docs/upgrades.md)")
+	testCVMax := fs.Int("test-cluster-version-max", 0, "TESTS ONLY: announce and apply cluster versions up to this one instead of this release's, to play another release (needs --allow-test-versions)")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	commitEvery := fs.Duration("state-commit-interval", d.StateCommitInterval, "let the batches applied within this long share one state-file commit (reads commit first, so they still see every applied write); 0 commits every batch")
 	if !parseFlags(fs, args) {
@@ -160,6 +162,17 @@ func runServe(args []string) int {
 		cfg.BootID = func() string { return id }
 		logger.Warn("TEST BOOT ID: this node takes its boot id from a file; it is for tests only", "boot_id", id, "file", *testBootID)
 	}
+	cfg.AutoFinalizeUpgrade = *autoFinalize
+	if *testCVMax != 0 {
+		if !*allowTestVersions {
+			return fail("--test-cluster-version-max makes this binary play another release for tests; it is refused without --allow-test-versions (never on a production node)")
+		}
+		if *testCVMax < 1 {
+			return fail("--test-cluster-version-max %d: want at least 1", *testCVMax)
+		}
+		cfg.ClusterVersionMax = *testCVMax
+		logger.Warn("TEST VERSIONS: this node announces and applies another release's cluster versions; it is for tests only", "cluster_version_max", *testCVMax)
+	}
 	var err error
 	if cfg.RatePerSource, err = restarea.ParseLimit(*perSource); err != nil {
 		return fail("--rate-per-source: %v", err)
@@ -237,7 +250,18 @@ func runServe(args []string) int {
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sig
+	var s os.Signal
+	select {
+	case s = <-sig:
+	case <-n.Done():
+		// The node stopped by itself: its state machine met a cluster
+		// version this binary does not know (it logged why).
+		signal.Stop(sig)
+		n.Close()
+		// The node's ERROR line said why; this one only closes the story.
+		logger.Info("node stopped by itself; exiting", "halted", n.Halted() != nil)
+		return 1
+	}
 	logger.Info("shutting down", "signal", s.String())
 	signal.Stop(sig)
 	if err := n.Close(); err != nil {
