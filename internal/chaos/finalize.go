@@ -45,7 +45,8 @@ func (up *upgrader) finalize(ctx context.Context) error {
 }
 
 // callFinalize asks the nodes in turn to finalize the upgrade until one
-// answers 200, and returns the cluster_version of its answer. 404 means
+// answers 200, and returns the cluster_version of the status it answers
+// with. 404 means
 // the binary has no such route; 409 (members behind) and 503 are retried
 // until ctx ends, then reported with the last answer.
 func callFinalize(ctx context.Context, hc *http.Client, urls []string, token string) (string, error) {
@@ -59,13 +60,17 @@ func callFinalize(ctx context.Context, hc *http.Client, urls []string, token str
 		case err != nil:
 			last = err
 		case status == http.StatusOK:
+			// The answer says what changed (from, to) and carries the
+			// cluster status, whose cluster_version is the one in force.
 			var st struct {
-				ClusterVersion json.RawMessage `json:"cluster_version"`
+				Status struct {
+					ClusterVersion json.RawMessage `json:"cluster_version"`
+				} `json:"status"`
 			}
-			if err := json.Unmarshal(env.Data, &st); err != nil || len(st.ClusterVersion) == 0 {
-				return "", fmt.Errorf("finalize: POST %s answered 200 without cluster_version: %.300s", u, env.Data)
+			if err := json.Unmarshal(env.Data, &st); err != nil || len(st.Status.ClusterVersion) == 0 {
+				return "", fmt.Errorf("finalize: POST %s answered 200 without status.cluster_version: %.300s", u, env.Data)
 			}
-			return versionText(st.ClusterVersion), nil
+			return versionText(st.Status.ClusterVersion), nil
 		case status == http.StatusNotFound:
 			return "", fmt.Errorf("finalize: route not available (POST %s answered 404 %s)", u, describe(env))
 		case status == http.StatusConflict:

@@ -100,7 +100,7 @@ func runFakeUpgrade(t *testing.T, f *fakeUpgradeCluster, plan Upgrade) *upgrader
 // node's role and binary version, the cluster_version rose on every
 // node, and the last round replays earlier posts.
 func TestUpgradeSteps(t *testing.T) {
-	f := newFakeUpgradeCluster(t, 3, func() (int, string) { return http.StatusOK, `{"data":{"cluster_version":2}}` })
+	f := newFakeUpgradeCluster(t, 3, func() (int, string) { return http.StatusOK, `{"data":{"changed":true,"from":1,"to":2,"status":{"cluster_version":2}}}` })
 	up := runFakeUpgrade(t, f, Upgrade{From: "old", To: "new", Finalize: true, DowngradeOne: true})
 	if up.err != nil {
 		t.Fatal(up.err)
@@ -142,7 +142,7 @@ func TestUpgradeFinalizeRefused(t *testing.T) {
 	}{
 		{http.StatusNotFound, `{"error":{"code":"not_found","message":"no such endpoint"}}`, "finalize: route not available"},
 		{http.StatusConflict, `{"error":{"code":"conflict","message":"members behind: node3 (version 1)"}}`, "members behind: node3 (version 1)"},
-		{http.StatusOK, `{"data":{"state":"leader"}}`, "answered 200 without cluster_version"},
+		{http.StatusOK, `{"data":{"state":"leader"}}`, "answered 200 without status.cluster_version"},
 	} {
 		f := newFakeUpgradeCluster(t, 3, func() (int, string) { return tc.status, tc.body })
 		up := runFakeUpgrade(t, f, Upgrade{From: "old", To: "new", Finalize: true})
