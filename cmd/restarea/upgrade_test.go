@@ -83,7 +83,8 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 		t.Fatalf("status lacks the cluster version columns:\n%s", out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if f := strings.Fields(lines[len(lines)-1]); len(f) < 12 || f[9] != "3" || f[11] != "3" {
+	// NODE URL STATE LEADER TERM APPLIED COMMIT LAG LOG_FORMAT CLUSTER_VERSION VERSION REVISION CV_MAX NOTE
+	if f := strings.Fields(lines[len(lines)-1]); len(f) < 13 || f[9] != "3" || f[12] != "3" {
 		t.Fatalf("status row does not show cluster version 3 and max 3:\n%s", out)
 	}
 
