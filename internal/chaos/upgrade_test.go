@@ -100,7 +100,9 @@ func runFakeUpgrade(t *testing.T, f *fakeUpgradeCluster, plan Upgrade) *upgrader
 // node's role and binary version, the cluster_version rose on every
 // node, and the last round replays earlier posts.
 func TestUpgradeSteps(t *testing.T) {
-	f := newFakeUpgradeCluster(t, 3, func() (int, string) { return http.StatusOK, `{"data":{"changed":true,"from":1,"to":2,"status":{"cluster_version":2}}}` })
+	f := newFakeUpgradeCluster(t, 3, func() (int, string) {
+		return http.StatusOK, `{"data":{"changed":true,"from":1,"to":2,"status":{"cluster_version":2}}}`
+	})
 	up := runFakeUpgrade(t, f, Upgrade{From: "old", To: "new", Finalize: true, DowngradeOne: true})
 	if up.err != nil {
 		t.Fatal(up.err)
