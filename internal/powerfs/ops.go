@@ -42,6 +42,19 @@ func (fs *FS) dir(ino uint64) (*node, fuse.Status) {
 	return n, st
 }
 
+// child returns directory dirIno and its entry name.
+func (fs *FS) child(dirIno uint64, name string) (d, n *node, st fuse.Status) {
+	d, st = fs.dir(dirIno)
+	if st != fuse.OK {
+		return nil, nil, st
+	}
+	ino, ok := d.children[name]
+	if !ok {
+		return nil, nil, fuse.ENOENT
+	}
+	return d, fs.nodes[ino], fuse.OK
+}
+
 func (fs *FS) fillAttr(n *node, a *fuse.Attr) {
 	*a = fuse.Attr{Ino: n.ino, Mode: n.mode, Nlink: uint32(max(n.links, 1)), Blksize: pageSize}
 	switch {
@@ -69,15 +82,11 @@ func (fs *FS) fillEntry(n *node, out *fuse.EntryOut) {
 func (fs *FS) Lookup(_ <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	d, st := fs.dir(h.NodeId)
+	_, n, st := fs.child(h.NodeId, name)
 	if st != fuse.OK {
 		return st
 	}
-	ino, ok := d.children[name]
-	if !ok {
-		return fuse.ENOENT
-	}
-	fs.fillEntry(fs.nodes[ino], out)
+	fs.fillEntry(n, out)
 	return fuse.OK
 }
 
@@ -220,15 +229,10 @@ func (fs *FS) remove(d *node, name string, n *node) {
 func (fs *FS) Unlink(_ <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	d, st := fs.dir(h.NodeId)
+	d, n, st := fs.child(h.NodeId, name)
 	if st != fuse.OK {
 		return st
 	}
-	ino, ok := d.children[name]
-	if !ok {
-		return fuse.ENOENT
-	}
-	n := fs.nodes[ino]
 	if n.isDir() {
 		return fuse.Status(syscall.EISDIR)
 	}
@@ -240,15 +244,10 @@ func (fs *FS) Unlink(_ <-chan struct{}, h *fuse.InHeader, name string) fuse.Stat
 func (fs *FS) Rmdir(_ <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	d, st := fs.dir(h.NodeId)
+	d, n, st := fs.child(h.NodeId, name)
 	if st != fuse.OK {
 		return st
 	}
-	ino, ok := d.children[name]
-	if !ok {
-		return fuse.ENOENT
-	}
-	n := fs.nodes[ino]
 	if !n.isDir() {
 		return fuse.ENOTDIR
 	}
