@@ -77,29 +77,8 @@ func TestAuthenticatedConnections(t *testing.T) {
 			}
 			a := listenAuth(t, clusterSecret, ta, time.Second, 0)
 			b := listenAuth(t, clusterSecret, tb, time.Second, 0)
-			got := acceptOne(a, 5*time.Second)
-			conn, err := b.RaftLayer().Dial(raft.ServerAddress(a.Addr().String()), 2*time.Second)
-			if err != nil {
-				t.Fatalf("raft Dial: %v", err)
-			}
-			defer conn.Close()
-			conn.Write([]byte("raft bytes"))
-			in := <-got
-			if in == nil {
-				t.Fatal("nothing accepted")
-			}
-			defer in.Close()
-			buf := make([]byte, 10)
-			in.SetReadDeadline(time.Now().Add(5 * time.Second))
-			if _, err := io.ReadFull(in, buf); err != nil || string(buf) != "raft bytes" {
-				t.Fatalf("read %q, %v", buf, err)
-			}
 			serveRPC(t, a, "a")
-			c := b.HTTPClient(5 * time.Second)
-			defer c.CloseIdleConnections()
-			if got := get(t, c, "http://"+a.Addr().String()+"/x"); got != "pong from a /x" {
-				t.Fatalf("internal channel: %q", got)
-			}
+			roundTrip(t, a, b, "a")
 			if s := a.Stats(); s.Refused[RefusedAuth] != 0 || s.Refused[RefusedProtocol] != 0 || s.Pending != 0 {
 				t.Fatalf("stats after good connections: %+v", s)
 			}

@@ -191,15 +191,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 	for i := range 3 {
 		name := fmt.Sprintf("node%d", i+1)
 		dir := filepath.Join(root, name)
-		// systemd's order: Environment= first, EnvironmentFile= overrides.
-		vars := map[string]string{}
-		for k, v := range unitEnv {
-			vars[k] = v
-		}
-		for k, v := range example {
-			vars[k] = v
-		}
-		for k, v := range map[string]string{
+		vars := machineEnv(t, unitEnv, example, map[string]string{
 			"RESTAREA_DATA_DIR":            filepath.Join(root, "state-"+name),
 			"RESTAREA_NODE_ID":             name,
 			"RESTAREA_HTTP_ADDR":           httpAddrs[i],
@@ -213,12 +205,7 @@ func TestWalkthroughOnLoopback(t *testing.T) {
 			"RESTAREA_HTTP_TLS_CERT":       filepath.Join(httpDir, "http.pem"),
 			"RESTAREA_HTTP_TLS_KEY":        filepath.Join(httpDir, "http-key.pem"),
 			"RESTAREA_HTTP_TLS_CA":         filepath.Join(httpDir, "ca.pem"),
-		} {
-			if _, ok := vars[k]; !ok {
-				t.Fatalf("the example does not set %s, which the walkthrough changes per machine", k)
-			}
-			vars[k] = v
-		}
+		}, "the example")
 		cmd := exec.Command(bin, "serve")
 		for _, kv := range os.Environ() {
 			if !strings.HasPrefix(kv, "RESTAREA_") {
@@ -308,4 +295,26 @@ func mustGet(t *testing.T, u unit, section, key string) string {
 		t.Fatalf("[%s] %s is not set", section, key)
 	}
 	return v
+}
+
+// machineEnv is one machine's environment in systemd's order: the unit's
+// Environment= first, then the example EnvironmentFile=, then what differs
+// per machine. Each of those must be a variable the example sets, so that
+// the walkthrough changes only lines an operator finds in the file.
+func machineEnv(t *testing.T, unitEnv, example, perMachine map[string]string, exampleName string) map[string]string {
+	t.Helper()
+	vars := map[string]string{}
+	for k, v := range unitEnv {
+		vars[k] = v
+	}
+	for k, v := range example {
+		vars[k] = v
+	}
+	for k, v := range perMachine {
+		if _, ok := vars[k]; !ok {
+			t.Fatalf("%s does not set %s, which the walkthrough changes per machine", exampleName, k)
+		}
+		vars[k] = v
+	}
+	return vars
 }
