@@ -78,8 +78,9 @@ type FSM struct {
 	g       group       // batches applied but not committed yet (group.go)
 	pending atomic.Bool // g holds applied batches: a read commits them first
 
-	logFormat      atomic.Int32 // LogFormat, as applied
-	clusterVersion atomic.Int32 // ClusterVersion, as applied
+	logFormat      atomic.Int32                         // LogFormat, as applied
+	clusterVersion atomic.Int32                         // ClusterVersion, as applied
+	lineage        atomic.Pointer[[2][LineageSize]byte] // Lineage: the lineage and its parent
 	// halt is set when the log raised the cluster version past what this
 	// binary knows: nothing more is applied (clusterversion.go).
 	halt  atomic.Pointer[UnknownClusterVersionError]
@@ -144,6 +145,9 @@ func (f *FSM) open() error {
 				return err
 			}
 		}
+		// The lineage before the applied index: a reader that sees the
+		// index of a restored snapshot sees its lineage (node/lineage.go).
+		f.lineage.Store(readLineage(tx))
 		f.applied.Store(readU64(tx.Bucket(bMeta).Get(kApplied)))
 		f.logFormat.Store(int32(readLogFormat(tx)))
 		f.clusterVersion.Store(int32(readClusterVersion(tx)))

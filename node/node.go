@@ -93,6 +93,8 @@ type Node struct {
 	versions peerVersions
 	// haltErr is why the node stopped by itself (Halted).
 	haltErr atomic.Pointer[error]
+	// lin is the lineage the node shows in its handshakes (lineage.go).
+	lin lineageState
 	// started is closed when Start returns; startOK (written before) says
 	// whether it returned the node.
 	started chan struct{}
@@ -144,6 +146,9 @@ func (n *Node) open() error {
 	if err := n.checkClusterVersion(); err != nil {
 		return err
 	}
+	if err := checkStale(cfg.DataDir); err != nil {
+		return err
+	}
 	id, err := nodeID(cfg.DataDir, cfg.NodeID)
 	if err != nil {
 		return err
@@ -188,6 +193,9 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("raft log: %w", err)
 	}
+	if err := n.adoptLineage(); err != nil {
+		return err
+	}
 	hl := n.raftLog()
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hl) // keeps them in DataDir/snapshots
 	if err != nil {
@@ -202,7 +210,7 @@ func (n *Node) open() error {
 	}
 	n.mux, err = transport.Listen(transport.Config{
 		BindAddr: cfg.RaftAddr, AdvertiseAddr: adv, TLS: cfg.TLS, Secret: cfg.ClusterSecret, Logger: n.log, Faults: cfg.Faults,
-		Versions: cfg.ProtocolVersions,
+		Versions: cfg.ProtocolVersions, Identity: n.identity, OnStale: n.onStale,
 	})
 	if err != nil {
 		return fmt.Errorf("raft listen %s: %w", cfg.RaftAddr, err)
@@ -253,7 +261,7 @@ func (n *Node) open() error {
 	stable := n.disk.StableStore(n.logs, n.log, n.stop)
 	// Raft drives the state machine, then the search index, then the
 	// read barriers, for every committed batch (raftfsm.go).
-	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied}
+	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied, restored: n.restoredLineage}
 	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), raftTransport{n.tr})
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)

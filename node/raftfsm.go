@@ -18,13 +18,16 @@ import (
 //     never replicated);
 //  3. reads waiting for an index are woken (ackBarrier, readbarrier.go).
 //
-// Snapshot restores mark the index for a rebuild first. Wired in open
-// (node.go).
+// Snapshot restores mark the index for a rebuild first, and the node
+// adopts the lineage the snapshot carries after. Wired in open (node.go).
 type raftFSM struct {
 	*fsm.FSM
 	index *search.Index
 	// applied is told after every batch (reads waiting for an index).
 	applied func()
+	// restored is told after a snapshot was restored (the lineage it
+	// carries, lineage.go).
+	restored func()
 }
 
 var _ raft.BatchingFSM = raftFSM{}
@@ -54,6 +57,9 @@ func (f raftFSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	err := f.FSM.Restore(rc)
+	if err == nil && f.restored != nil {
+		f.restored()
+	}
 	f.index.Notify()
 	if f.applied != nil {
 		f.applied()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
@@ -16,6 +17,7 @@ import (
 	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/internal/raftlog"
 	"github.com/restarea/restarea/internal/search"
+	"github.com/restarea/restarea/transport"
 )
 
 // Recovery from a lost majority (docs/disasters.md). Both functions work
@@ -42,6 +44,11 @@ type Inspection struct {
 	ConfigurationIndex uint64            `json:"configuration_index"`
 	// StateApplied is the last index applied to the state file.
 	StateApplied uint64 `json:"state_applied"`
+	// Lineage is the lineage of the node's data ("0" for a cluster never
+	// recovered), Parent the one it was recovered from: survivors to
+	// choose from hold the same lineage.
+	Lineage string `json:"lineage"`
+	Parent  string `json:"parent"`
 }
 
 // InspectedSnapshot is a snapshot of the raft snapshot store.
@@ -80,6 +87,11 @@ type Recovery struct {
 	Term  uint64 `json:"term"`
 	// Entries is how many entries the state holds after it.
 	Entries uint64 `json:"entries"`
+	// Lineage is the new lineage of the recovered cluster, Parent the one
+	// the node held before: machines of the lost majority, still of
+	// Parent, are refused by every member (docs/disasters.md).
+	Lineage string `json:"lineage"`
+	Parent  string `json:"parent"`
 }
 
 // lockedErr says what a lock timeout means: a running node holds the file.
@@ -120,7 +132,29 @@ func Inspect(dataDir string) (Inspection, error) {
 		return in, lockedErr(filepath.Join(dataDir, "state.db"), err)
 	}
 	in.StateApplied = applied
+	lin, err := currentLineage(dataDir, logs)
+	if err != nil {
+		return in, err
+	}
+	in.Lineage, in.Parent = lin[0].String(), lin[1].String()
 	return in, nil
+}
+
+// currentLineage is the lineage a stopped node would show: its state
+// file's when it holds one, else what its stable store recorded.
+func currentLineage(dataDir string, logs *raftboltdb.BoltStore) ([2]transport.Lineage, error) {
+	lin, parent, err := fsm.ReadLineage(filepath.Join(dataDir, "state.db"))
+	if err != nil {
+		return [2]transport.Lineage{}, lockedErr(filepath.Join(dataDir, "state.db"), err)
+	}
+	if lin != ([transport.LineageSize]byte{}) {
+		return [2]transport.Lineage{lin, parent}, nil
+	}
+	l, err := readStableLineage(logs)
+	if err != nil {
+		return l, fmt.Errorf("raft log: %w", err)
+	}
+	return l, nil
 }
 
 // inspectRaft fills in what the log and the snapshots say.
@@ -213,6 +247,19 @@ func Recover(dataDir string, opts RecoverOptions) (Recovery, error) {
 	if err != nil {
 		return rec, fmt.Errorf("snapshot store: %w", err)
 	}
+	// The recovered cluster's new lineage; the old one becomes its parent.
+	old, err := currentLineage(dataDir, logs)
+	if err != nil {
+		return rec, err
+	}
+	next := [2]transport.Lineage{transport.Lineage(uuid.New()), old[0]}
+	if !old[0].IsZero() && len(before.Servers) == 1 && before.Servers[0].ID == before.NodeID {
+		// Already the single voter of a recovered lineage: recover ran
+		// here before (and may have stopped half-way). Keeping the lineage
+		// keeps the lost machines' parent, which they are told stale by.
+		next = old
+	}
+	rec.Lineage, rec.Parent = next[0].String(), next[1].String()
 	// The state machine RecoverCluster restores and applies into is the
 	// node's own state file: it ends up holding what the new snapshot
 	// holds, which the node then starts from.
@@ -232,7 +279,13 @@ func Recover(dataDir string, opts RecoverOptions) (Recovery, error) {
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(rec.Voter.Address))
 	defer trans.Close()
 	log.Info("recovering: applying every entry of the log into the state, then writing a snapshot with the new configuration", "last", before.Last, "last_term", before.LastTerm)
-	if err := raft.RecoverCluster(rc, releasing{state}, logs, logs, snaps, trans, conf); err != nil {
+	// The stable store first: a node whose recovery stops half-way shows
+	// the new lineage, and is refused by the old machines rather than
+	// taken for one of them; running recover again finishes it.
+	if err := writeStableLineage(logs, next); err != nil {
+		return rec, fmt.Errorf("recover: lineage: %w", err)
+	}
+	if err := raft.RecoverCluster(rc, releasing{state, next}, logs, logs, snaps, trans, conf); err != nil {
 		return rec, fmt.Errorf("recover: %w", err)
 	}
 	if err := search.MarkForRebuild(filepath.Join(dataDir, "search")); err != nil {
@@ -247,10 +300,19 @@ func Recover(dataDir string, opts RecoverOptions) (Recovery, error) {
 
 // releasing is the state machine as RecoverCluster needs it: raft
 // persists the snapshot it takes but never releases it, and the state
-// file cannot close while the snapshot's read transaction is open.
-type releasing struct{ *fsm.FSM }
+// file cannot close while the snapshot's read transaction is open. Its
+// snapshot, the one the recovered cluster starts from and sends to the
+// nodes that join it, carries the new lineage: the state takes it once
+// every entry of the log is applied, right before the snapshot.
+type releasing struct {
+	*fsm.FSM
+	lineage [2]transport.Lineage
+}
 
 func (r releasing) Snapshot() (raft.FSMSnapshot, error) {
+	if err := r.FSM.SetLineage(r.lineage[0], r.lineage[1]); err != nil {
+		return nil, err
+	}
 	s, err := r.FSM.Snapshot()
 	if err != nil {
 		return nil, err

@@ -100,6 +100,8 @@ func (a *connAuth) proof(kind, role byte, nonceD, nonceA, binding []byte) []byte
 type refusal struct {
 	reason string
 	msg    string
+	// stale, for RefusedLineage, is the fence's verdict.
+	stale *StaleError
 	// version, for RefusedVersion, says it again naming the peer.
 	version *versionError
 }
@@ -170,23 +172,23 @@ func closedAs(err, meaning error) error {
 // accept runs the acceptor's side once the kind byte has been read: it
 // reads the magic, which says which handshake follows, and returns the
 // protocol version the connection speaks.
-func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte) (uint16, error) {
+func (a *connAuth) accept(conn net.Conn, kind byte, binding []byte, mine Identity) (uint16, Identity, error) {
 	var magic [len(authMagic)]byte
 	if _, err := io.ReadFull(conn, magic[:]); err != nil {
-		return 0, fmt.Errorf("authentication: read greeting: %w", err)
+		return 0, Identity{}, fmt.Errorf("authentication: read greeting: %w", err)
 	}
 	switch {
 	case magic == authMagic && (a.legacy || a.versions.Min <= 1):
 		if err := a.acceptV1(conn, kind, binding); err != nil {
-			return 0, err
+			return 0, Identity{}, err
 		}
-		return 1, nil
+		return 1, Identity{}, fenceV1(mine)
 	case magic == authMagic:
-		return 0, versionRefusal(versionError{peer: VersionRange{1, 1}, ours: a.versions})
+		return 0, Identity{}, versionRefusal(versionError{peer: VersionRange{1, 1}, ours: a.versions})
 	case magic == authMagicV2 && !a.legacy:
-		return a.acceptV2(conn, kind, binding)
+		return a.acceptV2(conn, kind, binding, mine)
 	}
-	return 0, &refusal{reason: RefusedProtocol, msg: "authentication: the peer sent no authentication greeting (a node of an earlier version, one without --cluster-secret, or not a cluster member)"}
+	return 0, Identity{}, &refusal{reason: RefusedProtocol, msg: "authentication: the peer sent no authentication greeting (a node of an earlier version, one without --cluster-secret, or not a cluster member)"}
 }
 
 // acceptV1 is release v0.1.0's acceptor after the magic: it reads the

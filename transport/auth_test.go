@@ -183,7 +183,7 @@ func TestImpostorAcceptorGetsNoData(t *testing.T) {
 		}
 		nonce := make([]byte, nonceSize)
 		rand.Read(nonce)
-		c.Write(append([]byte{0, ProtocolMax, 0, ProtocolMin, 0, ProtocolMax}, nonce...)) // a well-played version-2 answer
+		c.Write(Identity{}.appendTo(append([]byte{0, ProtocolMax, 0, ProtocolMin, 0, ProtocolMax}, nonce...))) // a well-played version-2 answer
 		io.ReadFull(c, make([]byte, proofSize))
 		fake := make([]byte, proofSize)
 		rand.Read(fake)

@@ -81,6 +81,18 @@ type Config struct {
 	// --test-protocol-versions).
 	Versions VersionRange
 
+	// Identity, when set, tells the lineage of the node's data for every
+	// handshake (lineage.go); it is called once per connection and must be
+	// cheap. Nil means a node with no data yet, which the fence never
+	// refuses. The fence needs a Secret: without one there is no handshake.
+	Identity func() Identity
+
+	// OnStale, when set, is called (from a handshake's goroutine) each time
+	// the fence finds this node's own data stale: a peer proved that its
+	// cluster was recovered from this node's lineage. The node must stop
+	// serving; the error says how to wipe it.
+	OnStale func(*StaleError)
+
 	// legacyV1 makes the Mux speak exactly as release v0.1.0 did: the
 	// version-1 handshake only, and a version-2 greeting refused as an
 	// unknown magic. Tests of the fallback only.

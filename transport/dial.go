@@ -101,6 +101,12 @@ func (m *Mux) dial(ctx context.Context, address string, kind byte) (net.Conn, er
 	if err != nil {
 		var rf *refusal
 		switch {
+		case errors.As(err, &rf) && rf.reason == RefusedLineage:
+			m.count.refuse(RefusedLineage)
+			m.stale(rf)
+			if n, ok := m.warned.allowCount("dial-lineage"); ok {
+				m.log.Error("outgoing connection refused by the lineage fence", "peer", address, "kind", kind, "reason", RefusedLineage, "err", err, "also_refused_unlogged", n)
+			}
 		case errors.As(err, &rf) && rf.reason == RefusedVersion:
 			m.count.refuse(RefusedVersion)
 			if n, ok := m.warned.allowCount("dial-version"); ok {
@@ -166,9 +172,10 @@ func (m *Mux) greet(raw net.Conn, host string, kind byte, offer uint16) (net.Con
 		}
 		conn = tc
 	}
+	mine := m.identity()
 	hello, nonceD, err := m.auth.hello(kind)
 	if m.auth != nil && offer >= 2 {
-		hello, nonceD, err = m.auth.helloV2(kind)
+		hello, nonceD, err = m.auth.helloV2(kind, mine)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -184,13 +191,16 @@ func (m *Mux) greet(raw net.Conn, host string, kind byte, offer uint16) (net.Con
 		return nil, 0, err
 	}
 	if offer >= 2 {
-		version, err := m.auth.dialV2(conn, kind, nonceD, binding)
+		version, _, err := m.auth.dialV2(conn, kind, nonceD, binding, mine)
 		if err != nil {
 			return nil, 0, err
 		}
 		return conn, version, nil
 	}
 	if err := m.auth.dial(conn, kind, nonceD, binding); err != nil {
+		return nil, 0, err
+	}
+	if err := fenceV1(mine); err != nil {
 		return nil, 0, err
 	}
 	return conn, 1, nil

@@ -307,7 +307,7 @@ func (m *Mux) identify(raw net.Conn, deadline time.Time) (net.Conn, byte, uint16
 		if err != nil {
 			return nil, kind, 0, err
 		}
-		if version, err = m.auth.accept(conn, kind, binding); err != nil {
+		if version, _, err = m.auth.accept(conn, kind, binding, m.identity()); err != nil {
 			return nil, kind, 0, err
 		}
 	}
@@ -337,6 +337,11 @@ func (m *Mux) refused(remote string, kind byte, err error) {
 	m.count.refuse(reason)
 	var rf *refusal
 	switch {
+	case reason == RefusedLineage && errors.As(err, &rf):
+		m.stale(rf)
+		if n, ok := m.warned.allowCount(reason); ok {
+			m.log.Error("connection refused by the lineage fence", "remote", remote, "kind", kind, "reason", reason, "err", err, "also_refused_unlogged", n)
+		}
 	case reason == RefusedVersion && errors.As(err, &rf):
 		if n, ok := m.warned.allowCount(reason); ok {
 			m.log.Warn(rf.logLine(remote), "remote", remote, "kind", kind, "reason", reason, "also_refused_unlogged", n)
@@ -347,5 +352,20 @@ func (m *Mux) refused(remote string, kind byte, err error) {
 		}
 	default:
 		m.log.Debug("connection refused", "remote", remote, "kind", kind, "reason", reason, "err", err)
+	}
+}
+
+// identity is this node's Identity for one handshake.
+func (m *Mux) identity() Identity {
+	if m.cfg.Identity == nil {
+		return Identity{}
+	}
+	return m.cfg.Identity()
+}
+
+// stale tells OnStale when the fence found this node's own data stale.
+func (m *Mux) stale(rf *refusal) {
+	if rf.stale != nil && rf.stale.Verdict == VerdictSelfStale && m.cfg.OnStale != nil {
+		m.cfg.OnStale(rf.stale)
 	}
 }

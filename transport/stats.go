@@ -37,10 +37,15 @@ const (
 	// RefusedUnaccepted: the handshake passed but nobody accepted the
 	// connection in time (its listener is closed or not served yet).
 	RefusedUnaccepted = "unaccepted"
+	// RefusedLineage: both ends hold data, of different cluster lineages
+	// (lineage.go): one of them is a machine of a majority lost for good,
+	// come back after its cluster was recovered. Like RefusedVersion it
+	// also counts outgoing connections so refused.
+	RefusedLineage = "lineage"
 )
 
 // RefusalReasons lists every reason, in a fixed order.
-var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedSource, RefusedUnaccepted, RefusedVersion}
+var RefusalReasons = []string{RefusedAuth, RefusedProtocol, RefusedTLS, RefusedTimeout, RefusedIO, RefusedCapacity, RefusedSource, RefusedUnaccepted, RefusedVersion, RefusedLineage}
 
 // Stats is a snapshot of a Mux's connection counters.
 type Stats struct {
@@ -75,7 +80,7 @@ type Negotiated struct {
 }
 
 type counters struct {
-	refused        [9]atomic.Uint64 // indexed like RefusalReasons, one per reason
+	refused        [10]atomic.Uint64 // indexed like RefusalReasons, one per reason
 	dialAuthFailed atomic.Uint64
 
 	mu          sync.Mutex

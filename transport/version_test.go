@@ -147,7 +147,7 @@ func TestLegacyAcceptorClosesAtV2Greeting(t *testing.T) {
 	}
 	defer conn.Close()
 	a := newConnAuth(clusterSecret, ThisRelease, false)
-	hello, _, err := a.helloV2(kindRaft)
+	hello, _, err := a.helloV2(kindRaft, Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func forgedAcceptor(t *testing.T, head []byte) (string, <-chan int) {
 func TestGarbledVersionExchangeRefused(t *testing.T) {
 	a := listenVer(t, nil)
 	auth := newConnAuth(clusterSecret, ThisRelease, false)
-	hello, _, _ := auth.helloV2(kindRaft)
+	hello, _, _ := auth.helloV2(kindRaft, Identity{})
 	for _, tc := range []struct {
 		name   string
 		send   []byte
@@ -584,7 +584,7 @@ func (c *scriptConn) Write(p []byte) (int, error) { c.out = append(c.out, p...);
 // greeting (a nonce).
 func FuzzAcceptGreeting(f *testing.F) {
 	a := newConnAuth(clusterSecret, ThisRelease, false)
-	h2, _, _ := a.helloV2(kindRaft)
+	h2, _, _ := a.helloV2(kindRaft, Identity{})
 	h1, _, _ := a.hello(kindRaft)
 	f.Add(h2[1:])
 	f.Add(h1[1:])
@@ -594,7 +594,7 @@ func FuzzAcceptGreeting(f *testing.F) {
 	f.Add([]byte("RAU3"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := &scriptConn{in: strings.NewReader(string(b))}
-		v, err := a.accept(c, kindRaft, nil)
+		v, _, err := a.accept(c, kindRaft, nil, Identity{})
 		if err == nil || v != 0 {
 			t.Fatalf("accepted %x as version %d, %v", b, v, err)
 		}
@@ -602,7 +602,7 @@ func FuzzAcceptGreeting(f *testing.F) {
 		case len(c.out) == 0:
 		case strings.HasPrefix(string(b), "RAU1") && len(c.out) == nonceSize:
 		case strings.HasPrefix(string(b), "RAU2") && len(b) >= helloV2Size:
-			if len(c.out) != answerV2Head && len(c.out) != answerV2Head+nonceSize {
+			if len(c.out) != answerV2Head && len(c.out) != answerV2Head+nonceSize+identitySize {
 				t.Fatalf("version-2 answer of %d bytes", len(c.out))
 			}
 		default:

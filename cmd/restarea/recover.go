@@ -70,6 +70,7 @@ machines are gone. See docs/disasters.md.
 	}
 	fmt.Printf("recovered node %s: the single voter at %s of a new configuration from index %d (term %d); the state holds %d entries\n",
 		rec.Voter.ID, rec.Voter.Address, rec.Index, rec.Term, rec.Entries)
+	fmt.Printf("lineage: %s (was %s): every member refuses a machine of the lost majority that comes back with its data, and such a machine stops and must be wiped\n", rec.Lineage, rec.Parent)
 	fmt.Printf("next: start it (restarea serve --data-dir %s ...), then start new nodes with --join pointing at it\n", *dataDir)
 	return 0
 }
@@ -84,6 +85,7 @@ func printInspection(w io.Writer, in node.Inspection) {
 		fmt.Fprintf(w, "snapshot:       none\n")
 	}
 	fmt.Fprintf(w, "state applied:  %d\n", in.StateApplied)
+	fmt.Fprintf(w, "lineage:        %s (parent %s)\n", in.Lineage, in.Parent)
 	fmt.Fprintf(w, "configuration:  at index %d\n", in.ConfigurationIndex)
 	for _, s := range in.Servers {
 		role := "nonvoter"
