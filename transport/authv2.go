@@ -41,7 +41,7 @@ import (
 const (
 	proofLabelV2 = "restarea transport connection proof v2"
 	helloV2Size  = len(authMagicV2) + 4 + nonceSize + identitySize // after the kind byte
-	answerV2Head = 6                                // chosen ‖ amin ‖ amax
+	answerV2Head = 6                                               // chosen ‖ amin ‖ amax
 )
 
 func (a *connAuth) proofV2(kind, role byte, d, acc VersionRange, chosen uint16, nonceD, nonceA []byte, idD, idA Identity, binding []byte) []byte {
