@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
@@ -599,6 +600,16 @@ func TestOpenAPIExamplesAgainstNode(t *testing.T) {
 	d, raw := loadOpenAPI(t)
 	n := testnode.Start(t, testnode.WithAdminToken(oaToken))
 	base := n.URL()
+	// A fresh node switches its log format moments after it forms (and
+	// audits operator actions from format 3) and builds its search index:
+	// the examples are sent to the node as it then runs.
+	testnode.WaitLogFormat(t, n, 3)
+	testkit.Eventually(t, 30*time.Second, "the search index to be built", func() error {
+		if r := testkit.Get(t, base+"/api/v1/search?q=ready"); r.Status != http.StatusOK {
+			return fmt.Errorf("search answers %d: %s", r.Status, r.Body)
+		}
+		return nil
+	})
 
 	post := func(typ, parent, title string) string {
 		return testnode.Post(t, n, restarea.PostRequest{RequestID: uuid.NewString(), Type: typ, ParentID: parent,

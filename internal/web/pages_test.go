@@ -116,7 +116,7 @@ func TestPages(t *testing.T) {
 			name: "llms.txt", path: "/llms.txt", status: 200, ctype: typeText, cache: cacheDoc,
 			want: []string{"# rest.area", testBase + "/mcp", testBase + "/api/v1/entries", testBase + "/guide.md", "new_request_id",
 				testBase + "/api/v1/openapi.yaml"},
-			bad:  []string{"{base}"},
+			bad: []string{"{base}"},
 		},
 	}
 	for _, tc := range tests {
