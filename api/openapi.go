@@ -15,7 +15,7 @@ const OpenAPIPath = "/api/v1/openapi.yaml"
 // openAPIDoc is api/openapi.yaml, the OpenAPI 3.1 description of every
 // route this package serves. The binary carries it, so a node describes
 // the API it runs, not the newest one; the package's tests keep the two
-// in step (openapi_test.go).
+// in step (openapi_test.go, openapi_node_test.go).
 //
 //go:embed openapi.yaml
 var openAPIDoc []byte
