@@ -96,6 +96,8 @@ type server struct {
 	metrics  *metrics // nil when no Registerer is configured
 	// authLimit throttles failed admin authentications per source.
 	authLimit *AuthThrottle
+	// table is every route routes registered, public and admin.
+	table []*route
 }
 
 // New returns the handler for "/api/", "/healthz", "/readyz" and "/readyz/read". Every
@@ -105,6 +107,12 @@ type server struct {
 // service is logged and answered 500 internal. New panics if cfg.Service is
 // nil, since no request could be served.
 func New(cfg Config) http.Handler {
+	s := newServer(cfg)
+	return s.observe(s.recoverPanics(s.refuseCrossSite(s.routes())))
+}
+
+// newServer resolves cfg; its routes are not built yet.
+func newServer(cfg Config) *server {
 	if cfg.Service == nil {
 		panic("api: Config.Service is required")
 	}
@@ -138,7 +146,7 @@ func New(cfg Config) http.Handler {
 	if s.authLimit == nil {
 		s.authLimit = newAuthThrottle(cfg.AuthBurst, cfg.AuthEvery, nil)
 	}
-	return s.observe(s.recoverPanics(s.refuseCrossSite(s.routes())))
+	return s
 }
 
 // fail answers err through the one code→status table of httpx.WriteError.

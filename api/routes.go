@@ -14,19 +14,21 @@ import (
 // one; "/" catches every other path with a JSON 404.
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
-	handle(mux, "/api/v1/entries", methods{http.MethodPost: s.postEntry})
-	handle(mux, "/api/v1/threads", methods{http.MethodGet: s.listThreads})
-	handle(mux, "/api/v1/threads/{id}", methods{http.MethodGet: s.getThread})
-	handle(mux, "/api/v1/threads/{id}/replies", methods{http.MethodGet: s.listReplies})
-	handle(mux, "/api/v1/replies/{id}", methods{http.MethodGet: s.getReply})
-	handle(mux, "/healthz", methods{http.MethodGet: s.healthz})
-	handle(mux, "/readyz", methods{http.MethodGet: s.readyz})
-	handle(mux, "/readyz/read", methods{http.MethodGet: s.readyzRead})
+	handle := s.handler(mux)
+	handle("/api/v1/entries", methods{http.MethodPost: s.postEntry})
+	handle("/api/v1/threads", methods{http.MethodGet: s.listThreads})
+	handle("/api/v1/threads/{id}", methods{http.MethodGet: s.getThread})
+	handle("/api/v1/threads/{id}/replies", methods{http.MethodGet: s.listReplies})
+	handle("/api/v1/replies/{id}", methods{http.MethodGet: s.getReply})
+	handle("/healthz", methods{http.MethodGet: s.healthz})
+	handle("/readyz", methods{http.MethodGet: s.readyz})
+	handle("/readyz/read", methods{http.MethodGet: s.readyzRead})
+	handle(OpenAPIPath, methods{http.MethodGet: s.getOpenAPI})
 	if s.search != nil {
-		handle(mux, "/api/v1/search", methods{http.MethodGet: s.searchEntries})
+		handle("/api/v1/search", methods{http.MethodGet: s.searchEntries})
 	}
 	if s.cluster != nil {
-		handle(mux, "/api/v1/cluster", methods{http.MethodGet: s.clusterStatus})
+		handle("/api/v1/cluster", methods{http.MethodGet: s.clusterStatus})
 	}
 	if s.admin != nil {
 		// With the admin API off these paths fall through to the 404 below,
@@ -43,18 +45,19 @@ func (s *server) routes() http.Handler {
 // gets the same 404 and 405 answers as on the public routes.
 func (s *server) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
-	handle(mux, "/api/v1/admin/entries", methods{http.MethodGet: s.listEntries, http.MethodPost: s.operatorPost})
-	handle(mux, "/api/v1/admin/entries/{id}/hide", methods{http.MethodPost: s.hideEntry})
-	handle(mux, "/api/v1/admin/entries/{id}/unhide", methods{http.MethodPost: s.unhideEntry})
-	handle(mux, "/api/v1/admin/entries/{id}/delete", methods{http.MethodPost: s.deleteEntry})
-	handle(mux, "/api/v1/admin/settings", methods{http.MethodGet: s.getSettings, http.MethodPut: s.putSettings})
-	handle(mux, "/api/v1/admin/audit", methods{http.MethodGet: s.listAudit})
+	handle := s.handler(mux)
+	handle("/api/v1/admin/entries", methods{http.MethodGet: s.listEntries, http.MethodPost: s.operatorPost})
+	handle("/api/v1/admin/entries/{id}/hide", methods{http.MethodPost: s.hideEntry})
+	handle("/api/v1/admin/entries/{id}/unhide", methods{http.MethodPost: s.unhideEntry})
+	handle("/api/v1/admin/entries/{id}/delete", methods{http.MethodPost: s.deleteEntry})
+	handle("/api/v1/admin/settings", methods{http.MethodGet: s.getSettings, http.MethodPut: s.putSettings})
+	handle("/api/v1/admin/audit", methods{http.MethodGet: s.listAudit})
 	if s.cluster != nil {
-		handle(mux, "/api/v1/admin/cluster/members", methods{http.MethodGet: s.clusterMembers})
-		handle(mux, "/api/v1/admin/cluster/members/{id}", methods{http.MethodDelete: s.removeMember})
-		handle(mux, "/api/v1/admin/cluster/leadership-transfer", methods{http.MethodPost: s.transferLeadership})
-		handle(mux, "/api/v1/admin/cluster/finalize-upgrade", methods{http.MethodPost: s.finalizeUpgrade})
-		handle(mux, "/api/v1/admin/backup", methods{http.MethodGet: s.backup})
+		handle("/api/v1/admin/cluster/members", methods{http.MethodGet: s.clusterMembers})
+		handle("/api/v1/admin/cluster/members/{id}", methods{http.MethodDelete: s.removeMember})
+		handle("/api/v1/admin/cluster/leadership-transfer", methods{http.MethodPost: s.transferLeadership})
+		handle("/api/v1/admin/cluster/finalize-upgrade", methods{http.MethodPost: s.finalizeUpgrade})
+		handle("/api/v1/admin/backup", methods{http.MethodGet: s.backup})
 	}
 	mux.HandleFunc("/", notFound)
 	return mux
@@ -72,16 +75,23 @@ type route struct {
 	allow    string
 }
 
-func handle(mux *http.ServeMux, pattern string, m methods) {
-	names := make([]string, 0, len(m)+1)
-	for name := range m {
-		names = append(names, name)
+// handler returns the function that registers a route on mux. Every route
+// it registers is also kept in s.table, the list the OpenAPI document is
+// checked against (openapi_test.go), so that no route escapes the check.
+func (s *server) handler(mux *http.ServeMux) func(pattern string, m methods) {
+	return func(pattern string, m methods) {
+		names := make([]string, 0, len(m)+1)
+		for name := range m {
+			names = append(names, name)
+		}
+		if _, ok := m[http.MethodGet]; ok {
+			names = append(names, http.MethodHead)
+		}
+		sort.Strings(names)
+		rt := &route{pattern: pattern, byMethod: m, allow: strings.Join(names, ", ")}
+		s.table = append(s.table, rt)
+		mux.Handle(pattern, rt)
 	}
-	if _, ok := m[http.MethodGet]; ok {
-		names = append(names, http.MethodHead)
-	}
-	sort.Strings(names)
-	mux.Handle(pattern, &route{pattern: pattern, byMethod: m, allow: strings.Join(names, ", ")})
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {

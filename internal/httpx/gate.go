@@ -112,8 +112,9 @@ func (g *Gate) enter(ctx context.Context, source string) (func(), error) {
 func (g *Gate) InFlight() int { return len(g.slots) }
 
 // Expensive reports whether a request to the public port reads enough to
-// go through the gate: every GET and HEAD except the probes, /metrics and
-// static files, and every POST to /mcp. Posts to the REST API are bounded
+// go through the gate: every GET and HEAD except the probes, /metrics,
+// static files and documents the binary carries (the guide, llms.txt, the
+// OpenAPI document), and every POST to /mcp. Posts to the REST API are bounded
 // by their body and the per-source post limit instead.
 func Expensive(r *http.Request) bool {
 	p := r.URL.Path
@@ -121,7 +122,7 @@ func Expensive(r *http.Request) bool {
 	case http.MethodGet, http.MethodHead:
 		switch {
 		case p == "/healthz", p == "/readyz", p == "/metrics", p == "/favicon.ico", p == "/robots.txt",
-			p == "/guide", p == "/guide.md", p == "/llms.txt",
+			p == "/guide", p == "/guide.md", p == "/llms.txt", p == "/api/v1/openapi.yaml",
 			strings.HasPrefix(p, "/static/"), strings.HasPrefix(p, "/admin/static/"):
 			return false
 		}

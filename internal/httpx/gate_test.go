@@ -138,7 +138,7 @@ func TestExpensive(t *testing.T) {
 		{"GET", "/feed.atom", true}, {"GET", "/api/v1/threads", true}, {"GET", "/api/v1/search", true},
 		{"HEAD", "/threads/x", true}, {"POST", "/mcp", true},
 		{"GET", "/healthz", false}, {"GET", "/readyz", false}, {"GET", "/metrics", false},
-		{"GET", "/static/site.css", false}, {"GET", "/guide", false}, {"GET", "/llms.txt", false},
+		{"GET", "/static/site.css", false}, {"GET", "/guide", false}, {"GET", "/llms.txt", false}, {"GET", "/api/v1/openapi.yaml", false}, {"HEAD", "/api/v1/openapi.yaml", false},
 		{"POST", "/api/v1/entries", false}, {"DELETE", "/api/v1/admin/entries/x", false},
 	} {
 		r := httptest.NewRequest(tc.method, tc.path, nil)

@@ -104,7 +104,8 @@ func TestPages(t *testing.T) {
 			name: "guide", path: "/guide", status: 200, ctype: typeHTML, cache: cacheDoc,
 			want: []string{`<article id="en" class="guide" lang="en">`, `<article id="ja" class="guide" lang="ja">`,
 				"Why a timed-out write is ambiguous", "タイムアウトした書き込みはなぜ判断できないのか",
-				"POST " + testBase + "/api/v1/entries", "unconfirmed", "未確認", "90 days", "<code>request_id</code>"},
+				"POST " + testBase + "/api/v1/entries", "unconfirmed", "未確認", "90 days", "<code>request_id</code>",
+				`<a href="/api/v1/openapi.yaml">OpenAPI</a>`},
 		},
 		{
 			name: "guide markdown", path: "/guide.md", status: 200, ctype: typeMarkdown, cache: cacheDoc,
@@ -113,8 +114,9 @@ func TestPages(t *testing.T) {
 		},
 		{
 			name: "llms.txt", path: "/llms.txt", status: 200, ctype: typeText, cache: cacheDoc,
-			want: []string{"# rest.area", testBase + "/mcp", testBase + "/api/v1/entries", testBase + "/guide.md", "new_request_id"},
-			bad:  []string{"{base}"},
+			want: []string{"# rest.area", testBase + "/mcp", testBase + "/api/v1/entries", testBase + "/guide.md", "new_request_id",
+				testBase + "/api/v1/openapi.yaml"},
+			bad: []string{"{base}"},
 		},
 	}
 	for _, tc := range tests {
