@@ -39,8 +39,9 @@ func (c *Client) Reply(ctx context.Context, id string, opts restarea.ReadOptions
 // threadID, oldest first, from opts.Cursor (GET
 // /api/v1/threads/{id}/replies). A question that is not public is a
 // *restarea.Error with CodeNotFound; options the REST API does not take
-// (a Limit outside 0..MaxPageLimit, NewestFirst) are a *restarea.Error
-// with CodeInvalidRequest, and nothing is sent.
+// (a Limit outside 0..MaxPageLimit, NewestFirst, an unknown Consistency)
+// are a *restarea.Error with CodeInvalidRequest, and nothing is sent.
+// Lost answers, 429 and 503 are retried within the client's budget.
 func (c *Client) ListReplies(ctx context.Context, threadID string, opts restarea.ListOptions) (restarea.ReplyPage, error) {
 	return c.replyPage(ctx, threadID, opts, c.readDeadline())
 }
