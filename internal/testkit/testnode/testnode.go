@@ -45,8 +45,13 @@ func WithConfig(f func(*server.Config)) Option { return Option(f) }
 // Config returns the configuration Start uses: loopback ports chosen by
 // the kernel, fast raft timeouts, generous limits.
 func Config(t testing.TB, opts ...Option) server.Config {
+	return configIn(t.TempDir(), opts...)
+}
+
+// configIn is Config with its data under dir.
+func configIn(dir string, opts ...Option) server.Config {
 	c := server.Config{Config: node.Defaults()}
-	c.DataDir = t.TempDir()
+	c.DataDir = dir
 	c.HTTPAddr = "127.0.0.1:0"
 	c.RaftAddr = "127.0.0.1:0"
 	c.HeartbeatTimeout = 200 * time.Millisecond
