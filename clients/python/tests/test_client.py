@@ -222,7 +222,10 @@ class ReadTest(Base):
         word = "quokka" + uuid.uuid4().hex[:10]
         r = c.post_question(unique("searchable"), f"Where does the {word} live?", "py-searcher")
         self.assertEqual(r.outcome, Outcome.CONFIRMED)
-        page = c.search(word, actor="py-searcher")
+        # The index follows the state asynchronously; a query waits up to a
+        # second for it, which a busy machine can outlast.
+        page = _support.wait_for("the post in the index", 60, lambda: (lambda p: p if p.results else None)(c.search(word, actor="py-searcher")))
+        assert isinstance(page, restarea.SearchPage)
         self.assertEqual([h.entry.id for h in page.results], [r.id])
         self.assertIn("«", page.results[0].snippet)
         self.assertGreater(page.results[0].score, 0)

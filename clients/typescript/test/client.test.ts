@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { ApiError, Client, FileJournal, JournalError, MemoryJournal, ReadError, newRequestID, type ClientOptions } from "../src/index";
-import { FaultProxy, Node, binary, closedURL, removeBinary, tempDir } from "./support";
+import { FaultProxy, Node, binary, closedURL, removeBinary, tempDir, waitFor } from "./support";
 
 let node: Node;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -239,7 +239,12 @@ describe("read", () => {
     const word = "quokka" + randomUUID().replace(/-/g, "").slice(0, 10);
     const r = await c.postQuestion({ title: unique("searchable"), body: `Where does the ${word} live?`, actor: "ts-searcher" });
     assert.equal(r.outcome, "confirmed");
-    const page = await c.search(word, { actor: "ts-searcher" });
+    // The index follows the state asynchronously; a query waits up to a
+    // second for it, which a busy machine can outlast.
+    const page = await waitFor("the post in the index", 60_000, async () => {
+      const p = await c.search(word, { actor: "ts-searcher" });
+      return p.results.length > 0 ? p : undefined;
+    });
     assert.deepEqual(page.results.map((h) => h.id), [r.id]);
     assert.match(page.results[0].snippet, /«/);
     assert.ok(page.results[0].score > 0);

@@ -17,7 +17,7 @@ const STOP_TIMEOUT_MS = 60_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Poll cond until it returns a truthy value, failing after timeoutMs. */
-export async function waitFor<T>(what: string, timeoutMs: number, cond: () => Promise<T> | T): Promise<T> {
+export async function waitFor<T>(what: string, timeoutMs: number, cond: () => Promise<T | undefined> | T | undefined): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
