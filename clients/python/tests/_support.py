@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import http.client
 import http.server
+import json
 import os
 import re
 import shutil
@@ -22,6 +23,9 @@ from typing import Callable, Optional
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+# The operator's token of every node the tests start.
+ADMIN_TOKEN = "clients-test-admin-token-0123456789"
 
 # Bounds on waiting for a condition; generous for a machine whose cores are busy.
 START_TIMEOUT = 120.0
@@ -99,6 +103,7 @@ class Node:
             # The tests post and search more than a person would.
             "--rate-per-source", "100000/m",
             "--search-rate-per-source", "100000/m",
+            "--admin-token", ADMIN_TOKEN,
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
@@ -131,6 +136,21 @@ class Node:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+    def admin(self, method: str, path: str, body: Optional[dict[str, object]] = None) -> int:
+        """Send an operator's request to the admin API; return its status."""
+        m = re.match(r"http://([^/:]+):(\d+)", self.url)
+        assert m, self.url
+        c = http.client.HTTPConnection(m.group(1), int(m.group(2)), timeout=60)
+        try:
+            data = json.dumps(body).encode() if body is not None else None
+            c.request(method, "/api/v1/admin" + path, body=data, headers={"Authorization": "Bearer " + ADMIN_TOKEN})
+            r = c.getresponse()
+            r.read()
+            return r.status
+        finally:
+            c.close()
 
 
 def http_status(url: str) -> int:

@@ -177,6 +177,34 @@ class PostTest(Base):
         done = self.client(NODE.url).resume()
         self.assertEqual([(r.outcome, r.replayed) for r in done], [(Outcome.CONFIRMED, True)], done)
 
+    def test_writes_disabled_is_unconfirmed_then_resumed(self) -> None:
+        self.assertEqual(NODE.admin("PUT", "/settings", {"writes_disabled": True}), 200)
+        try:
+            c = self.client(NODE.url)
+            res = c.post_question(unique("while writes are off"), "Body.", "py-test")
+            self.assertEqual((res.outcome, res.code, res.attempts), (Outcome.UNCONFIRMED, "writes_disabled", 1), res)
+            self.assertIn("writes are disabled", res.reason)
+        finally:
+            self.assertEqual(NODE.admin("PUT", "/settings", {"writes_disabled": False}), 200)
+        done = c.resume()
+        self.assertEqual([(r.outcome, r.request_id) for r in done], [(Outcome.CONFIRMED, res.request_id)])
+
+    def test_hidden_and_deleted_entries(self) -> None:
+        c = self.client(NODE.url)
+        hidden = c.post_question(unique("to be hidden"), "Body.", "py-test")
+        deleted = c.post_question(unique("to be deleted"), "Body.", "py-test")
+        self.assertEqual(NODE.admin("POST", f"/entries/{hidden.id}/hide"), 200)
+        self.assertEqual(NODE.admin("POST", f"/entries/{deleted.id}/delete"), 200)
+        for rec in Journal(self.journal_path).records():
+            if rec.kind != "pending" or rec.request is None:
+                continue
+            again = c.post(rec.request)  # a retry of a post whose answer was lost
+            if rec.request_id == hidden.request_id:
+                self.assertEqual((again.outcome, again.hidden, again.replayed, again.id), (Outcome.CONFIRMED, True, True, hidden.id), again)
+            else:
+                self.assertEqual((again.outcome, again.code, again.id), (Outcome.DELETED, "deleted", ""), again)
+        self.assertEqual(c.pending(), [])
+
     def test_go_client_resumes_a_python_journal(self) -> None:
         res = self.client(closed_url(), max_attempts=1).post_question(unique("for the Go client"), "Body.", "py-test")
         self.assertEqual(res.outcome, Outcome.UNCONFIRMED)

@@ -182,6 +182,40 @@ describe("post", () => {
     assert.deepEqual(done.map((r) => [r.outcome, r.replayed]), [["confirmed", true]], JSON.stringify(done));
   });
 
+  it("is unconfirmed while writes are disabled, and resume finishes it", async () => {
+    assert.equal(await node.admin("PUT", "/settings", { writes_disabled: true }), 200);
+    const c = await client(node.url);
+    let res;
+    try {
+      res = await c.postQuestion({ title: unique("while writes are off"), body: "Body.", actor: "ts-test" });
+    } finally {
+      assert.equal(await node.admin("PUT", "/settings", { writes_disabled: false }), 200);
+    }
+    assert.deepEqual([res.outcome, res.code, res.attempts], ["unconfirmed", "writes_disabled", 1], JSON.stringify(res));
+    assert.match(res.reason, /writes are disabled/);
+    const done = await c.resume();
+    assert.deepEqual(done.map((r) => [r.outcome, r.request_id]), [["confirmed", res.request_id]]);
+  });
+
+  it("reports hidden entries as confirmed and hidden, deleted ones as deleted", async () => {
+    const file = journalPath();
+    const c = await client(node.url, {}, file);
+    const hidden = await c.postQuestion({ title: unique("to be hidden"), body: "Body.", actor: "ts-test" });
+    const deleted = await c.postQuestion({ title: unique("to be deleted"), body: "Body.", actor: "ts-test" });
+    assert.equal(await node.admin("POST", `/entries/${hidden.id}/hide`), 200);
+    assert.equal(await node.admin("POST", `/entries/${deleted.id}/delete`), 200);
+    for (const rec of await (await FileJournal.open(file)).records()) {
+      if (rec.kind !== "pending" || !rec.request) continue;
+      const again = await c.post(rec.request); // a retry of a post whose answer was lost
+      if (rec.request_id === hidden.request_id) {
+        assert.deepEqual([again.outcome, again.hidden, again.replayed, again.id], ["confirmed", true, true, hidden.id], JSON.stringify(again));
+      } else {
+        assert.deepEqual([again.outcome, again.code, again.id], ["deleted", "deleted", ""], JSON.stringify(again));
+      }
+    }
+    assert.deepEqual(await c.pending(), []);
+  });
+
   it("leaves a journal the Go client resumes", async () => {
     const file = journalPath();
     const res = await (await client(await closedURL(), { maxAttempts: 1 }, file)).postQuestion({ title: unique("for the Go client"), body: "Body.", actor: "ts-test" });

@@ -10,6 +10,9 @@ import * as path from "node:path";
 
 export const REPO = path.resolve(__dirname, "..", "..", "..", "..");
 
+/** The operator's token of every node the tests start. */
+export const ADMIN_TOKEN = "clients-test-admin-token-0123456789";
+
 // Bounds on waiting for a condition; generous for a machine whose cores are busy.
 const START_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 60_000;
@@ -101,6 +104,7 @@ export class Node {
       // The tests post and search more than a person would.
       "--rate-per-source", "100000/m",
       "--search-rate-per-source", "100000/m",
+      "--admin-token", ADMIN_TOKEN,
     ]; // prettier-ignore
     const proc = spawn(binary(), args, { stdio: ["ignore", fd, fd] });
     fs.closeSync(fd);
@@ -116,6 +120,17 @@ export class Node {
     });
     await waitFor("/readyz", START_TIMEOUT_MS, async () => (await status(this.url + "/readyz")) === 200);
     return this;
+  }
+
+  /** Send an operator's request to the admin API; resolve to its status. */
+  async admin(method: "POST" | "PUT", path: string, body?: unknown): Promise<number> {
+    const r = await fetch(this.url + "/api/v1/admin" + path, {
+      method,
+      headers: { Authorization: "Bearer " + ADMIN_TOKEN },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    await r.arrayBuffer();
+    return r.status;
   }
 
   async stop(): Promise<void> {
