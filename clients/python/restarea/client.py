@@ -56,8 +56,9 @@ def _code_or(code: str, alt: str) -> str:
 class Client:
     """Talks to a rest.area cluster over its REST API. Safe for concurrent use.
 
-    servers are base URLs ("http://host:port") tried in turn: the client
-    moves to the next when the current one cannot be reached. journal
+    servers are base URLs ("http://host:port"), a list or one
+    comma-separated string, tried in turn: the client moves to the next
+    when the current one cannot be reached. journal
     records every post before it is sent: post and resume refuse to run
     without one (a client that cannot remember what it sent cannot retry it
     safely); reads do not need it.

@@ -205,15 +205,26 @@ function parseRecord(line: string): JournalRecord | undefined {
 /**
  * An append-only file of JSON lines. Every append is written with one write
  * and fsynced before its promise resolves (and a newly created file's
- * directory too); appends from this process are serialised. Node has no
+ * directory too); appends from this process are serialised, whichever
+ * FileJournal of the path makes them. Node has no
  * file lock, so unlike the Go and Python clients it does not exclude other
  * processes: give each process its own journal file (or finish one's
  * pending posts before another appends).
  */
 export class FileJournal implements Journal {
-  private readonly mu = new Mutex();
+  // One mutex a path, so that two FileJournals of one file in this process
+  // do not interleave a conflict check and an append.
+  private static readonly mutexes = new Map<string, Mutex>();
+  private readonly mu: Mutex;
 
-  private constructor(readonly path: string) {}
+  private constructor(readonly path: string) {
+    let mu = FileJournal.mutexes.get(path);
+    if (!mu) {
+      mu = new Mutex();
+      FileJournal.mutexes.set(path, mu);
+    }
+    this.mu = mu;
+  }
 
   /** Open the journal at file ("" or absent: defaultJournalPath()), creating
    * its directory (0700) and the file (0600) if needed, durably. */
