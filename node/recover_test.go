@@ -15,15 +15,21 @@ import (
 	"github.com/restarea/restarea/node"
 )
 
-// A majority lost for good: two of three nodes are gone with their data.
-// The survivor is recovered as the single voter of a new configuration,
-// two wiped nodes join it, and every post the survivor held is on all
-// three, once.
+// A majority lost for good: two of three nodes (three of five) are gone
+// with their data. The survivor is recovered as the single voter of a new
+// configuration, wiped nodes join it back to full size, and every post the
+// survivor held is on every node, once.
 func TestRecoverFromALostMajority(t *testing.T) {
-	nodes := testnode.StartCluster(t, 3)
+	for _, size := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d nodes", size), func(t *testing.T) { recoverFromALostMajority(t, size) })
+	}
+}
+
+func recoverFromALostMajority(t *testing.T, size int) {
+	nodes := testnode.StartCluster(t, size)
 	var ids []string
 	for i := range 30 {
-		res := testnode.Post(t, nodes[i%3], testkit.Question(fmt.Sprintf("before the fire %d", i)))
+		res := testnode.Post(t, nodes[i%size], testkit.Question(fmt.Sprintf("before the fire %d", i)))
 		ids = append(ids, res.Entry.ID)
 	}
 	survivor := nodes[1]
@@ -42,12 +48,17 @@ func TestRecoverFromALostMajority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.NodeID != survivor.ID() || len(in.Servers) != 3 || in.Last == 0 || in.StateApplied == 0 || in.StateApplied > in.Last {
+	if in.NodeID != survivor.ID() || len(in.Servers) != size || in.Last == 0 || in.StateApplied == 0 || in.StateApplied > in.Last {
 		t.Fatalf("inspection %+v", in)
 	}
-	for _, n := range []*node.Node{nodes[0], nodes[2]} {
-		if err := os.RemoveAll(n.DataDir()); err != nil {
-			t.Fatal(err)
+	// Every node but the survivor is wiped: with three, the two lost; with
+	// five, the three lost and the other survivor, which joins again as a
+	// new member (only one survivor is recovered).
+	for _, n := range nodes {
+		if n != survivor {
+			if err := os.RemoveAll(n.DataDir()); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 
@@ -67,7 +78,7 @@ func TestRecoverFromALostMajority(t *testing.T) {
 	first := testnode.StartConfig(t, testnode.Config(t, secret, testnode.WithDataDir(dir),
 		testnode.WithConfig(func(c *server.Config) { c.RaftAddr = addr })))
 	recovered := []*node.Node{first}
-	for range 2 {
+	for range size - 1 {
 		n, err := server.Start(testnode.Config(t, secret, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{first.URL()} })))
 		if err != nil {
 			t.Fatal(err)
@@ -75,8 +86,8 @@ func TestRecoverFromALostMajority(t *testing.T) {
 		t.Cleanup(func() { n.Close() })
 		recovered = append(recovered, n)
 	}
-	testnode.WaitMembers(t, recovered, 3)
-	after := testnode.Post(t, recovered[2], testkit.Question("after the fire"))
+	testnode.WaitMembers(t, recovered, size)
+	after := testnode.Post(t, recovered[size-1], testkit.Question("after the fire"))
 	ids = append(ids, after.Entry.ID)
 	for _, n := range recovered {
 		waitEntries(t, n, ids)
