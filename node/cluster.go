@@ -14,6 +14,7 @@ import (
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/cluster"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/transport"
 )
 
 var (
@@ -169,6 +170,14 @@ func (n *Node) JoinLeader(ctx context.Context, req cluster.JoinRequest) error {
 		return err
 	}
 	if err := n.probeRaft(req.RaftAddr); err != nil {
+		var stale *transport.StaleError
+		if errors.As(err, &stale) {
+			// A machine of a majority lost for good, come back with its
+			// data after the recovery: never a voter here (the probe has
+			// told it to stop, as it is the end the fence finds stale).
+			n.log.Error("join refused by the lineage fence", "id", req.ID, "raft_addr", req.RaftAddr, "err", stale.Error())
+			return restarea.Errorf(restarea.CodeConflict, "join refused: %s", stale.Error())
+		}
 		// A voter the leader cannot reach would still count in the quorum:
 		// with a certificate from another CA, one that does not name its
 		// advertised host, or a wrong advertise address, a 3-node cluster

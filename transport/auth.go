@@ -108,6 +108,14 @@ type refusal struct {
 
 func (e *refusal) Error() string { return e.msg }
 
+// Unwrap gives the lineage fence's verdict to errors.As (*StaleError).
+func (e *refusal) Unwrap() error {
+	if e.stale != nil {
+		return e.stale
+	}
+	return nil
+}
+
 // What a dialer sees when the acceptor closes the connection: before its
 // nonce (it does not speak the handshake, or is over its connection cap),
 // or instead of its proof (it refused this node's).
