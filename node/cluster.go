@@ -451,7 +451,7 @@ func (n *Node) announceSelf(ctx context.Context) {
 		}
 	}
 	if err := n.recordMember(ctx, n.id, n.AdvertiseURL()); err != nil {
-		n.log.Warn("could not record own URL", "err", err)
+		n.log.Log(ctx, n.faultLevel(), "could not record own URL", "err", err)
 	}
 }
 
