@@ -122,7 +122,7 @@ func (n *Node) becameLeader() {
 		Patch:      restarea.SettingsPatch{PerSourceLimit: &per, GlobalLimit: &glob},
 	}})
 	if err != nil {
-		n.log.Warn("could not apply configured limits", "err", err)
+		n.log.Log(context.Background(), n.faultLevel(), "could not apply configured limits", "err", err)
 	}
 	n.announceSelf(ctx)
 	n.enableLogV2()
