@@ -49,6 +49,10 @@ func setRoute(w http.ResponseWriter, pattern string) {
 	}
 }
 
+// healthRoutes are the probes' routes, whose 503 (not ready) is logged
+// at DEBUG.
+var healthRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/readyz/read": true}
+
 // observe logs every request and feeds the metrics. Bodies, query strings
 // and headers are never logged: they hold user text, cursors and the admin
 // token.
@@ -64,6 +68,12 @@ func (s *server) observe(next http.Handler) http.Handler {
 		level := slog.LevelDebug
 		refusal := false
 		switch {
+		case healthRoutes[rec.route] && rec.status == http.StatusServiceUnavailable:
+			// A probe asked and was told "not ready" (starting, no
+			// leader): the answer is the state, which the node logs
+			// when it changes, not a fault; a prober would repeat a
+			// WARN every few seconds.
+			level = slog.LevelDebug
 		case rec.status == http.StatusServiceUnavailable:
 			// No leader, not ready, outcome unknown: expected during
 			// failover and from health probes, not a fault of this node.

@@ -95,7 +95,7 @@ func newRelay(servers []string, cfg RelayConfig) (*sdk.Server, *relay) {
 	r.deadUntil = make([]atomic.Int64, len(r.endpoints))
 	s := sdk.NewServer(&sdk.Implementation{Name: "restarea", Title: "rest.area (relay)", Version: cfg.Version},
 		&sdk.ServerOptions{
-			Logger:       cfg.Logger,
+			Logger:       sdkLogger(cfg.Logger),
 			Instructions: "rest.area is a public board of questions and replies. " + retryProcedure,
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})

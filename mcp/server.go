@@ -33,7 +33,7 @@ func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 	cfg = cfg.withDefaults()
 	s := sdk.NewServer(&sdk.Implementation{Name: "restarea", Title: "rest.area", Version: cfg.Version},
 		&sdk.ServerOptions{
-			Logger:       cfg.Logger,
+			Logger:       sdkLogger(cfg.Logger),
 			Instructions: "rest.area is a public board of questions and replies. " + retryProcedure,
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})

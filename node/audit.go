@@ -85,7 +85,7 @@ func (n *Node) recordTransfer(ctx context.Context, from, to string) {
 	}
 	if err != nil {
 		// The transfer happened; only its record is missing.
-		n.log.Warn("could not record a leadership transfer in the audit trail", "from", from, "to", to, "err", err)
+		n.log.Log(context.Background(), n.faultLevel(), "could not record a leadership transfer in the audit trail", "from", from, "to", to, "err", err)
 		return
 	}
 	n.logAction(ctx, restarea.AuditLeadershipTransfer, to, res)

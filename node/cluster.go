@@ -456,11 +456,11 @@ func (n *Node) announceSelf(ctx context.Context) {
 	// removed, or joins by itself.
 	if addr, ok, err := n.member(n.id); err == nil && ok && string(addr) != n.RaftAddr() {
 		if err := cluster.AddVoter(n.raft, n.id, n.RaftAddr(), n.cfg.ApplyTimeout); err != nil {
-			n.log.Warn("could not update own raft address", "err", err)
+			n.log.Log(context.Background(), n.faultLevel(), "could not update own raft address", "err", err)
 		}
 	}
 	if err := n.recordMember(ctx, n.id, n.AdvertiseURL()); err != nil {
-		n.log.Warn("could not record own URL", "err", err)
+		n.log.Log(ctx, n.faultLevel(), "could not record own URL", "err", err)
 	}
 }
 

@@ -291,7 +291,7 @@ func (n *Node) FinalizeLeader(ctx context.Context) (cluster.FinalizeAnswer, erro
 			err = res.Error()
 		}
 		if err != nil {
-			n.log.Warn("could not raise the cluster version", "to", v, "err", err)
+			n.log.Log(context.Background(), n.faultLevel(), "could not raise the cluster version", "to", v, "err", err)
 			if ans.To > ans.From {
 				break // report the steps taken
 			}

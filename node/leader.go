@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -69,7 +70,13 @@ func (n *Node) confirmApplied() {
 		return
 	}
 	if err := n.raft.Barrier(n.cfg.ApplyTimeout).Error(); err != nil {
-		n.log.Warn("new leader could not confirm its state is complete; retrying", "err", err)
+		level := n.faultLevel()
+		if errors.Is(err, raft.ErrAbortedByRestore) {
+			// A snapshot restore (restarea restore) replaced the state
+			// meanwhile: expected, and the next check confirms it.
+			level = min(level, slog.LevelInfo)
+		}
+		n.log.Log(context.Background(), level, "new leader could not confirm its state is complete; retrying", "err", err)
 		return
 	}
 	n.readyTerm.Store(term)
@@ -115,7 +122,7 @@ func (n *Node) becameLeader() {
 		Patch:      restarea.SettingsPatch{PerSourceLimit: &per, GlobalLimit: &glob},
 	}})
 	if err != nil {
-		n.log.Warn("could not apply configured limits", "err", err)
+		n.log.Log(context.Background(), n.faultLevel(), "could not apply configured limits", "err", err)
 	}
 	n.announceSelf(ctx)
 	n.enableLogV2()
@@ -147,7 +154,7 @@ func (n *Node) expire() {
 		}})
 		cancel()
 		if err != nil {
-			n.log.Warn("expiry failed", "err", err)
+			n.log.Log(context.Background(), n.faultLevel(), "expiry failed", "err", err)
 			return
 		}
 		if res.Expired > 0 {

@@ -71,7 +71,7 @@ func (n *Node) maybeEnableLogV2(ctx context.Context) {
 	}
 	for v := n.fsm.LogFormat() + 1; v <= target; v++ {
 		if _, err := n.propose(ctx, &fsm.Command{Op: formatSwitches[v]}); err != nil {
-			n.log.Warn("could not switch the log format", "to", v, "err", err)
+			n.log.Log(context.Background(), n.faultLevel(), "could not switch the log format", "to", v, "err", err)
 			return
 		}
 		n.log.Info("every member reads this log format: the log is written in it from now on", "log_format", v)

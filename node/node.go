@@ -456,6 +456,18 @@ func (n *Node) Close() error { return n.shutdown(true) }
 // committed is on disk either way.
 func (n *Node) Kill() error { return n.shutdown(false) }
 
+// faultLevel is the level of a failed write or leader task: WARN, or
+// DEBUG once Close or Kill has begun, when raft refusing work is the
+// node's own shutdown and no fault.
+func (n *Node) faultLevel() slog.Level {
+	select {
+	case <-n.stop:
+		return slog.LevelDebug
+	default:
+		return slog.LevelWarn
+	}
+}
+
 func (n *Node) shutdown(graceful bool) error {
 	n.closeOnce.Do(func() {
 		if graceful {

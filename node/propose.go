@@ -146,7 +146,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout):
 		return nil, errNotApplied
 	default:
-		n.log.Warn("write outcome unknown", "op", cmd.Op, "err", err)
+		n.log.Log(ctx, n.faultLevel(), "write outcome unknown", "op", cmd.Op, "err", err)
 		return nil, unavailable("the write may or may not have been committed (%v); retry with the same request_id", err)
 	}
 	res, ok := f.Response().(*fsm.Result)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/raftmetrics"
 	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
@@ -30,7 +31,9 @@ func scrape(t *testing.T, n *node.Node) string {
 // leader's /metrics carries raft's own metric families (commit time,
 // replication to each follower by peer_id, the leader's contact with
 // them, snapshot durations) next to the node's own, and the operator
-// gauges the README's alerts use.
+// gauges the README's alerts use. Every raft family is under a name that
+// follows Prometheus' conventions, and each old name still there points
+// to its new one (checkRaftNames).
 func TestRaftMetricsOnMetricsPage(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3, testnode.WithConfig(func(c *server.Config) {
 		c.SnapshotThreshold, c.SnapshotInterval, c.TrailingLogs = 16, 100*time.Millisecond, 4
@@ -54,6 +57,10 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 	want := func(leader *node.Node) []string {
 		w := []string{
 			"# TYPE raft_commitTime summary",
+			"# TYPE raft_commit_seconds summary",
+			"# TYPE raft_leader_last_contact_seconds summary",
+			"# TYPE raft_snapshot_persist_seconds summary",
+			"# TYPE raft_state_leader_total counter",
 			"# TYPE raft_leader_lastContact summary",
 			"# TYPE raft_fsm_applyBatch summary",
 			"# TYPE raft_snapshot_create summary",
@@ -69,7 +76,10 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 			if f != leader {
 				w = append(w,
 					fmt.Sprintf(`raft_replication_appendEntries_rpc_count{peer_id=%q}`, f.ID()),
-					fmt.Sprintf(`raft_replication_heartbeat_count{peer_id=%q}`, f.ID()))
+					fmt.Sprintf(`raft_replication_heartbeat_count{peer_id=%q}`, f.ID()),
+					fmt.Sprintf(`raft_replication_append_entries_rpc_seconds_count{peer_id=%q}`, f.ID()),
+					fmt.Sprintf(`raft_replication_heartbeat_seconds_count{peer_id=%q}`, f.ID()),
+					fmt.Sprintf(`raft_replication_append_entries_logs_total{peer_id=%q}`, f.ID()))
 			}
 		}
 		return w
@@ -117,5 +127,44 @@ func TestRaftMetricsOnMetricsPage(t *testing.T) {
 	}
 	for _, s := range stale {
 		t.Error(s)
+	}
+	for _, n := range nodes {
+		checkRaftNames(t, n.ID(), scrape(t, n))
+	}
+}
+
+// checkRaftNames fails the test for a raft_ family of page that neither
+// follows Prometheus' conventions nor is an old name whose help says
+// "Deprecated: use <new name>; removed in the release after next." with
+// the new name on the page too.
+func checkRaftNames(t *testing.T, node, page string) {
+	t.Helper()
+	fams := testkit.MetricFamilies(page)
+	renamed := 0
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "raft_") {
+			continue
+		}
+		rest, deprecated := strings.CutPrefix(f.Help, "Deprecated: use ")
+		if !deprecated {
+			if err := testkit.MetricConventions(name, f); err != nil {
+				t.Errorf("node %s: %v", node, err)
+			}
+			continue
+		}
+		renamed++
+		newName, tail, ok := strings.Cut(rest, "; ")
+		if !ok || !strings.HasPrefix(tail, "removed in the release after next.") {
+			t.Errorf("node %s: %s: deprecation %q does not say when it goes", node, name, f.Help)
+		}
+		if _, ok := fams[newName]; !ok {
+			t.Errorf("node %s: %s is deprecated for %s, which is not on /metrics", node, name, newName)
+		}
+		if want, _, _ := raftmetrics.Rename(name); want != newName {
+			t.Errorf("node %s: %s is deprecated for %s, the table says %s", node, name, newName, want)
+		}
+	}
+	if renamed == 0 {
+		t.Errorf("node %s: no deprecated raft names on /metrics", node)
 	}
 }

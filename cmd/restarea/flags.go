@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -54,4 +55,11 @@ func loadCA(file string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("--ca: %s", strings.TrimPrefix(err.Error(), "certs: "))
 	}
 	return pool, nil
+}
+
+// jsonLogger is the logger of the commands that run a node (serve,
+// restore): JSON lines on stderr, each with time, level and msg, the
+// shape of every line a node writes.
+func jsonLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }

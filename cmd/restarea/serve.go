@@ -82,8 +82,11 @@ func runServe(args []string) int {
 	if !parseFlags(fs, args) {
 		return 2
 	}
+	// From here on every line on stderr is the node's JSON, refusals of
+	// the configuration too (docs/operating.md, "Logs").
+	logger := jsonLogger(slog.LevelInfo)
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "restarea serve: "+format+"\n", a...)
+		logger.Error("restarea serve: bad configuration", "err", fmt.Sprintf(format, a...))
 		return 2
 	}
 
@@ -91,7 +94,7 @@ func runServe(args []string) int {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fail("--log-level: %v", err)
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger = jsonLogger(level)
 	slog.SetDefault(logger)
 	// First, before anything else is logged: which build every later line
 	// of this log comes from.
@@ -246,7 +249,7 @@ func runServe(args []string) int {
 	if *pprofAddr != "" {
 		servePprof(*pprofAddr, logger)
 	}
-	fmt.Fprintf(os.Stderr, "rest.area node %s serving on %s (raft %s, data %s)\n", n.ID(), n.URL(), n.RaftAddr(), cfg.DataDir)
+	logger.Info("serving", "node_id", n.ID(), "url", n.URL(), "raft", n.RaftAddr(), "data_dir", cfg.DataDir)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

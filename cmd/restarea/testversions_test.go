@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +37,10 @@ func TestServeRefusesTestVersionsWithoutAllow(t *testing.T) {
 			if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 2 {
 				t.Fatalf("exit: %v; want status 2\n%s", err, out)
 			}
-			if !strings.Contains(string(out), tc.says) {
+			// The refusal is a JSON log line: its text is the err attribute.
+			var line struct{ Err string }
+			json.Unmarshal(bytes.TrimSpace(out), &line)
+			if !strings.Contains(line.Err, tc.says) {
 				t.Fatalf("output lacks %q:\n%s", tc.says, out)
 			}
 		})

@@ -117,10 +117,27 @@ func value(v any) any {
 
 // Log implements hclog.Logger.
 func (r *raftLogger) Log(level hclog.Level, msg string, args ...any) {
+	level = expected(level, msg, args)
 	if !r.enabled(level) {
 		return
 	}
 	r.sl.LogAttrs(context.Background(), slogLevel(level), msg, attrs(args)...)
+}
+
+// expected lowers to Info raft's warnings of states a node passes through
+// when it starts: the first election of a node that has never heard of a
+// leader (raft warns of a heartbeat timeout with no last leader) is how
+// every cluster starts, not a fault.
+func expected(level hclog.Level, msg string, args []any) hclog.Level {
+	if level != hclog.Warn || msg != "heartbeat timeout reached, starting election" {
+		return level
+	}
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] == "last-leader-id" && fmt.Sprint(value(args[i+1])) != "" {
+			return level
+		}
+	}
+	return hclog.Info
 }
 
 // Trace implements hclog.Logger.

@@ -126,3 +126,16 @@ func TestRaftLoggerWritesStringers(t *testing.T) {
 		t.Errorf("line %v", g[0])
 	}
 }
+
+// A node's first election (no leader ever heard of) is logged at INFO;
+// a heartbeat timeout after a leader was known stays a warning.
+func TestFirstElectionIsInfo(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(slog.New(slog.NewJSONHandler(&buf, nil)), "raft")
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", "", "last-leader-id", "")
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", "127.0.0.1:1", "last-leader-id", "node-a")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"level":"INFO"`) || !strings.Contains(lines[1], `"level":"WARN"`) {
+		t.Fatalf("want INFO then WARN:\n%s", buf.String())
+	}
+}

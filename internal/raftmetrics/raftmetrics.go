@@ -1,5 +1,8 @@
 // Package raftmetrics carries hashicorp/raft's (and raft-boltdb's) own
-// metrics to a node's /metrics, through go-metrics' process-wide sink.
+// metrics to a node's /metrics, through go-metrics' process-wide sink,
+// under Prometheus' conventions (snake_case, seconds, _total on
+// counters; the table in names.go) and, deprecated for one release,
+// under the names go-metrics gives them.
 package raftmetrics
 
 import (
@@ -21,20 +24,24 @@ import (
 // (peer_id), never the local node.
 var raftSink struct {
 	once sync.Once
-	sink prometheus.Collector
+	conv prometheus.Collector
 	err  error
 }
 
 // Collector returns the process's raft metrics collector, installing
-// go-metrics' global sink on first use. The compat packages follow
+// go-metrics' global sink on first use. Each series raft reports appears
+// under its new name (Rename) and under its old one, whose help starts
+// "Deprecated: use <new name>"; a series the node already exports under
+// restarea_ appears only under its old name. The compat packages follow
 // raft's own build (armon/go-metrics by default, hashicorp/go-metrics with
 // the hashicorpmetrics tag), so the sink is the one raft reports to.
 func Collector() (prometheus.Collector, error) {
 	raftSink.once.Do(func() {
-		// The sink registers itself once in the registerer given; each
-		// node's registry registers it again as a plain collector.
+		// The sink registers itself in the registry given, which the
+		// converter gathers; each node's registry registers the converter.
+		source := prometheus.NewRegistry()
 		sink, err := gmprom.NewPrometheusSinkFrom(gmprom.PrometheusOpts{
-			Registerer: prometheus.NewRegistry(),
+			Registerer: source,
 			Name:       "restarea_raft_metrics_sink",
 			// Raft's series never expire: counters and summary counts stay
 			// monotonic between rare events (snapshots, elections). A
@@ -56,7 +63,7 @@ func Collector() (prometheus.Collector, error) {
 			raftSink.err = fmt.Errorf("raft metrics: %w", err)
 			return
 		}
-		raftSink.sink = sink
+		raftSink.conv = converter{source: source}
 	})
-	return raftSink.sink, raftSink.err
+	return raftSink.conv, raftSink.err
 }
