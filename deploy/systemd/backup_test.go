@@ -52,7 +52,7 @@ func TestBackupUnitDirectives(t *testing.T) {
 
 	want(svc, backupService, "Service", "Type", eq("oneshot"), "oneshot")
 	want(svc, backupService, "Service", "ExecStart", func(v string) bool {
-		return regexp.MustCompile(`^` + regexp.QuoteMeta(execPath+" admin backup --dir "+backupDir) + ` --keep [1-9][0-9]* `).MatchString(v+" ") &&
+		return regexp.MustCompile(`^`+regexp.QuoteMeta(execPath+" admin backup --dir "+backupDir)+` --keep [1-9][0-9]* `).MatchString(v+" ") &&
 			strings.Contains(v, "--admin-token-file ${CREDENTIALS_DIRECTORY}/admin-token")
 	}, execPath+" admin backup --dir "+backupDir+" --keep N --admin-token-file ${CREDENTIALS_DIRECTORY}/admin-token")
 	want(svc, backupService, "Service", "LoadCredential", eq(credential), credential)
