@@ -194,7 +194,7 @@ func TestKubectlKustomizeBuildHTTPS(t *testing.T) {
 	for _, e := range c.Env {
 		env[e.Name] = true
 	}
-	for _, name := range []string{"POD_NAME", "RESTAREA_CLUSTER_SECRET", "RESTAREA_ADMIN_TOKEN", "RESTAREA_HTTP_TLS_CERT", "RESTAREA_HTTP_TLS_CA"} {
+	for _, name := range []string{"POD_NAME", "RESTAREA_CLUSTER_SECRET_FILE", "RESTAREA_ADMIN_TOKEN_FILE", "RESTAREA_HTTP_TLS_CERT", "RESTAREA_HTTP_TLS_CA"} {
 		if !env[name] {
 			t.Errorf("the built container lacks env %s", name)
 		}
@@ -203,7 +203,7 @@ func TestKubectlKustomizeBuildHTTPS(t *testing.T) {
 	for _, m := range c.VolumeMounts {
 		mounts[m.Name] = m.MountPath
 	}
-	if mounts["data"] != "/data" || mounts["http-tls"] != httpsTLSDir {
+	if mounts["data"] != "/data" || mounts["http-tls"] != httpsTLSDir || mounts["secrets"] == "" {
 		t.Errorf("built mounts %v", mounts)
 	}
 	found := false
