@@ -26,7 +26,7 @@ const simNamespace = "default"
 // TestStatefulSetInDocker runs the pods the StatefulSet describes as docker
 // containers: each gets the args and environment the kubelet would give
 // it (derived from the decoded manifest: pod name and namespace through
-// the downward API, Secret values by key), the same user, read-only root
+// the downward API, the Secret's keys as files where its volume is mounted), the same user, read-only root
 // filesystem and dropped capabilities, its own volume, and its stable DNS
 // name as a network alias. While a client posts and replays, it kills the
 // leader's container, recreates it with a new IP on the same volume, then
