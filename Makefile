@@ -1,6 +1,7 @@
 # rest.area: build, image, and a three-node cluster with docker compose.
 #
 #   make build           static binary in bin/restarea
+#   make install         make build, then bin/restarea into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local)
 #   make image           static linux binary in build/image/ + docker image $(IMAGE)
 #   make cluster-up      image, docker compose up -d, wait for the three /readyz
 #   make cluster-status  GET /api/v1/cluster on the three nodes (with the admin token: addresses too)
@@ -21,6 +22,8 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD
 BUILDINFO := github.com/restarea/restarea/internal/buildinfo
 LDFLAGS  := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
 IMAGE    ?= restarea:local
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
 # The image always runs on linux; the architecture is the docker engine's
 # (the host's, unless GOARCH is given).
 IMAGE_GOARCH ?= $(shell $(GO) env GOARCH)
@@ -43,10 +46,20 @@ export RESTAREA_IMAGE := $(IMAGE)
 PORTS := $(RESTAREA_PORT1) $(RESTAREA_PORT2) $(RESTAREA_PORT3)
 READY_TIMEOUT ?= 60
 
-.PHONY: release build image cluster-up cluster-down cluster-status cluster-logs rolling-restart upgrade-test soak test test-busy clean
+.PHONY: release build install image cluster-up cluster-down cluster-status cluster-logs rolling-restart upgrade-test soak test test-busy clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/restarea ./cmd/restarea
+
+# The binary make build stamps, installed with mode 0755; DESTDIR is for
+# packagers (a staging root). Without write access to BINDIR, either give
+# PREFIX=$HOME/.local, or build first and install as root:
+# make build && sudo make install (make install as root builds again,
+# with root's Go).
+install: build
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 bin/restarea "$(DESTDIR)$(BINDIR)/restarea"
+	@echo "installed $(DESTDIR)$(BINDIR)/restarea ($$("$(DESTDIR)$(BINDIR)/restarea" version | head -1))"
 
 image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_GOARCH) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o build/image/restarea ./cmd/restarea

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +35,7 @@ const (
 	adminUnauthorized = 5 // the admin token was refused (401, 403)
 )
 
-const adminHelp = `usage: restarea admin COMMAND [SUBCOMMAND] [ARGS] [flags]
+const adminHelp = `usage: restarea admin [flags] COMMAND [SUBCOMMAND] [ARGS] [flags]
 
 commands:
   entries list [--limit N] [--cursor C] [--all] [--strong]   every entry, hidden ones included, newest first
@@ -48,12 +50,13 @@ commands:
   members remove ID --yes           remove a server from the cluster
   leader transfer [--to ID]         hand leadership to ID, or to the most up-to-date voter
   backup -o FILE [--force]          a consistent copy of the state, written atomically
+  backup --dir DIR [--keep N]       the same as DIR/restarea-<UTC time>.db, then only the newest N kept
   status                            every member's own view: state, leader, term, indexes, lag
   audit list [--limit N] [--cursor C]   operator actions from the replicated audit trail, newest first
   finalize-upgrade                  once every member runs the new release, raise the cluster version;
                                     older releases can then no longer start on its data or join
 
-flags of every command:
+flags of every command (before the command or after it):
   --server URL[,URL...]   nodes, tried in turn (env RESTAREA_SERVER)
   --admin-token T         the admin bearer token, at least 16 bytes (env RESTAREA_ADMIN_TOKEN)
   --admin-token-file F    read the token from F instead (keeps it out of ps)
@@ -103,17 +106,21 @@ func runAdmin(args []string) int {
 		}
 		return adminOK
 	}
-	group, ok := adminTree[args[0]]
-	if !ok && strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(os.Stderr, "restarea admin: flags go after the command, e.g. restarea admin status %s\n", args[0])
-		return adminUsage
+	lead, args, code, ok := leadingFlags(args)
+	if !ok {
+		return code
 	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(os.Stderr, adminHelp)
+		return adminOK
+	}
+	group, ok := adminTree[args[0]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "restarea admin: unknown command %q\n\n%s\n", args[0], adminHelp)
 		return adminUsage
 	}
 	if leaf, ok := group[""]; ok {
-		return leaf(args[0], args[1:])
+		return leaf(args[0], append(lead, args[1:]...))
 	}
 	if len(args) < 2 || isHelp(args[1]) {
 		fmt.Fprintf(os.Stderr, "usage: restarea admin %s %s\n", args[0], strings.Join(subNames(group), "|"))
@@ -127,7 +134,39 @@ func runAdmin(args []string) int {
 		fmt.Fprintf(os.Stderr, "restarea admin %s: unknown subcommand %q; want %s\n", args[0], args[1], strings.Join(subNames(group), "|"))
 		return adminUsage
 	}
-	return leaf(args[0]+" "+args[1], args[2:])
+	return leaf(args[0]+" "+args[1], append(lead, args[2:]...))
+}
+
+// leadingFlags takes the flags of every command given before the command
+// (`restarea admin --server URL status`) off args. It returns them, to be
+// parsed by the command with its own, and the rest, which starts with the
+// command. ok is false when the command must end with code: a flag
+// unknown or malformed there, or no command after the flags.
+func leadingFlags(args []string) (lead, rest []string, code int, ok bool) {
+	if !strings.HasPrefix(args[0], "-") {
+		return nil, args, 0, true
+	}
+	fs := newAdminFlags("", "").fs
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(os.Stderr, adminHelp)
+		return nil, nil, adminOK, false
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "restarea admin: %v (before the command only the flags of every command are taken; put a command's own flags after it)\n", err)
+		return nil, nil, adminUsage, false
+	case fs.NArg() == 0:
+		fmt.Fprintf(os.Stderr, "restarea admin: a command is required after the flags\n\n%s\n", adminHelp)
+		return nil, nil, adminUsage, false
+	}
+	rest = fs.Args()
+	lead = args[:len(args)-len(rest)]
+	// "--" ends the flags; the command's own parse must not see it first.
+	if n := len(lead); n > 0 && lead[n-1] == "--" {
+		lead = lead[:n-1]
+	}
+	return slices.Clone(lead), rest, 0, true
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }

@@ -22,55 +22,82 @@ var errBackupExists = errors.New("exists; add --force to replace it")
 // force an existing path is never replaced, even one created meanwhile.
 func writeBackup(ctx context.Context, a *client.Admin, path string, force bool) (int64, error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmpName, n, err := downloadBackup(ctx, a, dir, filepath.Base(path))
 	if err != nil {
 		return 0, err
 	}
-	tmpName := tmp.Name()
-	keep := false
-	defer func() {
-		if !keep {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	n, err := a.Backup(ctx, tmp)
-	if err != nil {
-		return 0, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return 0, fmt.Errorf("sync %s: %w", tmpName, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return 0, fmt.Errorf("close %s: %w", tmpName, err)
-	}
-	if _, err := fsm.CheckStateFile(tmpName); err != nil {
-		return 0, fmt.Errorf("the server sent %d bytes that are not a readable state file: %w", n, err)
-	}
+	defer os.Remove(tmpName) // a no-op once it was renamed; after a link, the second name goes
 	if force {
 		err = os.Rename(tmpName, path)
 	} else {
-		// A hard link fails if path exists, where a rename would replace
-		// it: the check before the copy may be stale by now.
-		if err = os.Link(tmpName, path); err == nil {
-			os.Remove(tmpName)
-		} else if errors.Is(err, os.ErrExist) {
+		err = linkBackup(tmpName, path)
+		if errors.Is(err, os.ErrExist) {
 			return 0, fmt.Errorf("%s %w", path, errBackupExists)
-		} else {
-			err = fmt.Errorf("%w (without --force the file is put in place with a hard link, which this file system may refuse)", err)
 		}
 	}
 	if err != nil {
 		return 0, err
 	}
-	keep = true
-	if d, err := os.Open(dir); err == nil {
-		// The rename is durable once the directory is.
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return n, fmt.Errorf("sync %s: %w", dir, err)
-		}
+	if err := syncDir(dir); err != nil {
+		return n, err
 	}
 	return n, nil
+}
+
+// downloadBackup copies the cluster's backup into a new temporary file in
+// dir, named after base with a leading dot (so that no listing of backups
+// takes it for one), fsyncs it and checks that it is a readable state
+// file. On error nothing is left behind; on success the caller owns
+// tmpName and must move it into place or remove it.
+func downloadBackup(ctx context.Context, a *client.Admin, dir, base string) (tmpName string, n int64, err error) {
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return "", 0, err
+	}
+	name := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	n, err = a.Backup(ctx, tmp)
+	if err != nil {
+		return "", 0, err
+	}
+	if err = tmp.Sync(); err != nil {
+		return "", 0, fmt.Errorf("sync %s: %w", name, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return "", 0, fmt.Errorf("close %s: %w", name, err)
+	}
+	if _, err = fsm.CheckStateFile(name); err != nil {
+		return "", 0, fmt.Errorf("the server sent %d bytes that are not a readable state file (removed, nothing kept): %w", n, err)
+	}
+	return name, n, nil
+}
+
+// linkBackup gives tmpName the name path unless path exists, even one
+// created a moment ago: a hard link fails on an existing name where a
+// rename would replace it. The error wraps os.ErrExist in that case.
+func linkBackup(tmpName, path string) error {
+	err := os.Link(tmpName, path)
+	if err == nil || errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return fmt.Errorf("%w (a backup is put in place with a hard link, so that an existing file is never replaced; this file system may refuse it)", err)
+}
+
+// syncDir fsyncs dir: a rename, link or removal in it is durable only once
+// the directory is.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -179,19 +180,36 @@ func shortCommit(c string) string {
 }
 
 // runBackup is `restarea admin backup -o FILE`: the copy goes to a
-// temporary file in FILE's directory, is fsynced, then renamed over FILE,
-// so FILE is either the old file or a complete backup, never half of one.
+// temporary file, is checked, and only then takes FILE's name; or
+// `restarea admin backup --dir DIR [--keep N]`: the same under a new
+// timestamped name in DIR, then the oldest beyond N are removed.
 func runBackup(name string, args []string) int {
-	f := newAdminFlags(name, "-o FILE [--force]")
+	f := newAdminFlags(name, "-o FILE [--force] | --dir DIR [--keep N]")
 	f.defaultTimeout = 10 * time.Minute
-	file := f.fs.String("o", "", "write the backup to this file (required)")
-	force := f.fs.Bool("force", false, "replace FILE if it exists")
+	file := f.fs.String("o", "", "write the backup to this file")
+	force := f.fs.Bool("force", false, "replace FILE if it exists (with -o)")
+	dir := f.fs.String("dir", "", "write the backup into this directory as restarea-YYYYMMDDTHHMMSS.mmmZ.db (UTC)")
+	keep := f.fs.Int("keep", 0, "with --dir: then remove the oldest restarea-*.db backups of DIR beyond the newest N (0 keeps all)")
 	a, _, code, ok := f.setup(args, 0)
 	if !ok {
 		return code
 	}
-	if *file == "" {
-		return f.usage("-o FILE is required")
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case *file != "" && *dir != "":
+		return f.usage("-o FILE and --dir DIR exclude each other")
+	case *file == "" && *dir == "":
+		return f.usage("-o FILE or --dir DIR is required")
+	case *dir != "" && set["force"]:
+		return f.usage("--force goes with -o: --dir never replaces a file")
+	case *file != "" && set["keep"]:
+		return f.usage("--keep goes with --dir")
+	case *keep < 0:
+		return f.usage("--keep must be 0 (keep every backup) or more")
+	}
+	if *dir != "" {
+		return runBackupDir(f, a, *dir, *keep)
 	}
 	if _, err := os.Lstat(*file); err == nil && !*force {
 		return f.usage("%s exists; add --force to replace it", *file)
@@ -212,5 +230,34 @@ func runBackup(name string, args []string) int {
 		}{*file, n})
 	}
 	fmt.Fprintf(os.Stdout, "wrote %s (%d bytes); restore it with: restarea restore --from %s --data-dir DIR\n", *file, n, *file)
+	return adminOK
+}
+
+// runBackupDir is `restarea admin backup --dir DIR [--keep N]`, the form a
+// timer or a CronJob runs.
+func runBackupDir(f *adminFlags, a *client.Admin, dir string, keep int) int {
+	if err := checkBackupDir(dir); err != nil {
+		return f.usage("%v", err)
+	}
+	ctx, stop := adminContext()
+	defer stop()
+	path, n, removed, err := writeBackupDir(ctx, a, dir, keep, time.Now)
+	if err != nil {
+		return f.fail(err)
+	}
+	if removed == nil {
+		removed = []string{}
+	}
+	if f.output == "json" {
+		return printJSON(os.Stdout, struct {
+			File    string   `json:"file"`
+			Bytes   int64    `json:"bytes"`
+			Removed []string `json:"removed"`
+		}{path, n, removed})
+	}
+	fmt.Fprintf(os.Stdout, "wrote %s (%d bytes); restore it with: restarea restore --from %s --data-dir DIR\n", path, n, path)
+	if len(removed) > 0 {
+		fmt.Fprintf(os.Stdout, "removed %d older backup(s) beyond --keep %d: %s\n", len(removed), keep, backupList(removed))
+	}
 	return adminOK
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -17,8 +18,8 @@ import (
 
 // Where kubectl is installed, its built-in kustomize builds the base (with
 // a secrets.env of test values, in a copy of the directory) and every
-// document of the output decodes strictly; the StatefulSet must refer to
-// the generated Secret by its hashed name, and the Secret must carry the
+// document of the output decodes strictly; the StatefulSet and the backup
+// CronJob must mount the generated Secret by its hashed name, and the Secret must carry the
 // values byte for byte (no trailing newline in a token).
 func TestKubectlKustomizeBuild(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
@@ -58,6 +59,7 @@ func TestKubectlKustomizeBuild(t *testing.T) {
 	}
 
 	var sts *appsv1.StatefulSet
+	var cron *batchv1.CronJob
 	var secret *corev1.Secret
 	kinds := map[string]int{}
 	for _, doc := range bytes.Split(out, []byte("\n---\n")) {
@@ -77,6 +79,11 @@ func TestKubectlKustomizeBuild(t *testing.T) {
 			if err := yaml.UnmarshalStrict(doc, sts); err != nil {
 				t.Fatalf("built StatefulSet: %v", err)
 			}
+		case "CronJob":
+			cron = &batchv1.CronJob{}
+			if err := yaml.UnmarshalStrict(doc, cron); err != nil {
+				t.Fatalf("built CronJob: %v", err)
+			}
 		default:
 			var b base
 			if err := b.add(doc); err != nil {
@@ -84,31 +91,34 @@ func TestKubectlKustomizeBuild(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"Secret": 1, "StatefulSet": 1, "Service": 2, "PodDisruptionBudget": 1, "NetworkPolicy": 1}
+	want := map[string]int{"Secret": 1, "StatefulSet": 1, "Service": 2, "PodDisruptionBudget": 1, "NetworkPolicy": 1,
+		"CronJob": 1, "PersistentVolumeClaim": 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("the build has %d %s, want %d (all: %v)", kinds[k], k, n, kinds)
 		}
 	}
-	if sts == nil || secret == nil {
-		t.Fatal("the build lacks the StatefulSet or the Secret")
+	if sts == nil || secret == nil || cron == nil {
+		t.Fatal("the build lacks the StatefulSet, the CronJob or the Secret")
 	}
 	for k, v := range values {
 		if got := string(secret.Data[k]); got != v {
 			t.Errorf("secret key %s = %q, want %q", k, got, v)
 		}
 	}
-	refs := 0
-	for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
-		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-			refs++
-			if e.ValueFrom.SecretKeyRef.Name != secret.Name {
-				t.Errorf("%s refers to secret %q; the build generated %q", e.Name, e.ValueFrom.SecretKeyRef.Name, secret.Name)
+	for what, spec := range map[string]corev1.PodSpec{"StatefulSet": sts.Spec.Template.Spec, "CronJob": cron.Spec.JobTemplate.Spec.Template.Spec} {
+		refs := 0
+		for _, v := range spec.Volumes {
+			if v.Secret != nil {
+				refs++
+				if v.Secret.SecretName != secret.Name {
+					t.Errorf("the %s's volume %s mounts secret %q; the build generated %q", what, v.Name, v.Secret.SecretName, secret.Name)
+				}
 			}
 		}
-	}
-	if refs != len(secretKeys) {
-		t.Errorf("%d secretKeyRefs, want %d", refs, len(secretKeys))
+		if refs != 1 {
+			t.Errorf("the %s has %d Secret volumes, want 1", what, refs)
+		}
 	}
 	t.Logf("kubectl kustomize: %v, secret %s", kinds, secret.Name)
 }

@@ -122,13 +122,17 @@ func newUUID() string {
 }
 
 // runArgs is `docker run` for pod p as container name on network, at ip,
-// with volume on the data mount and its HTTP port published on loopback.
+// with volume on the data mount, its Secret directories bound read-only
+// and its HTTP port published on loopback.
 func (p podRun) runArgs(name, image, network, ip, volume string, hostPort int) []string {
 	a := []string{"run", "-d", "--name", name, "--label", "restarea-k8s-sim",
 		"--hostname", p.hostname, "--network", network, "--ip", ip, "--network-alias", p.dnsName,
 		"--user", p.user, "--stop-signal", "SIGTERM", "--stop-timeout", strconv.Itoa(p.grace),
 		"-v", volume + ":" + p.dataMount,
 		"-p", fmt.Sprintf("127.0.0.1:%d:%d", hostPort, p.httpPort)}
+	for _, b := range p.binds {
+		a = append(a, "-v", b)
+	}
 	if p.readOnly {
 		a = append(a, "--read-only")
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -53,8 +54,8 @@ func TestHTTPSOverlay(t *testing.T) {
 	if err := yaml.UnmarshalStrict(raw, &k); err != nil {
 		t.Fatalf("%s/kustomization.yaml: %v", httpsDir, err)
 	}
-	if !slices.Equal(k.Resources, []string{"../kubernetes"}) || len(k.Patches) != 1 || len(k.SecretGenerator) != 1 {
-		t.Fatalf("the https overlay: want the base, one patch and one Secret: %+v", k)
+	if !slices.Equal(k.Resources, []string{"../kubernetes"}) || len(k.Patches) != 2 || len(k.SecretGenerator) != 1 {
+		t.Fatalf("the https overlay: want the base, two patches (StatefulSet, backup CronJob) and one Secret: %+v", k)
 	}
 	gen := k.SecretGenerator[0]
 	var keys []string
@@ -119,6 +120,49 @@ func TestHTTPSOverlay(t *testing.T) {
 	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != vols[0].Name || c.VolumeMounts[0].MountPath != httpsTLSDir || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("want %s mounted read-only at %s: %+v", vols[0].Name, httpsTLSDir, c.VolumeMounts)
 	}
+	checkBackupHTTPSPatch(t, b, filepath.Join(httpsDir, k.Patches[1].Path), gen.Name)
+}
+
+// checkBackupHTTPSPatch checks the overlay's patch of the backup CronJob:
+// the base's args with the https:// URL and the CA in place of
+// --insecure, that CA (only) mounted from the certificate's Secret.
+func checkBackupHTTPSPatch(t *testing.T, b *base, path, tlsSecret string) {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p batchv1.CronJob
+	if err := yaml.UnmarshalStrict(doc, &p); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	spec := p.Spec.JobTemplate.Spec.Template.Spec
+	base := b.backup.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+	if p.Name != b.backup.Name || len(spec.Containers) != 1 || spec.Containers[0].Name != base.Name {
+		t.Fatalf("%s does not name the base's backup CronJob and container", path)
+	}
+	c := spec.Containers[0]
+	var want []string
+	for _, a := range base.Args {
+		switch {
+		case a == "--insecure":
+			want = append(want, "--ca="+httpsTLSDir+"/ca.crt")
+		case strings.HasPrefix(a, "--server="):
+			want = append(want, strings.ReplaceAll(a, "http://", "https://"))
+		default:
+			want = append(want, a)
+		}
+	}
+	if !slices.Equal(c.Args, want) {
+		t.Errorf("the backup patch's args drifted from the base's (only the scheme and --insecure → --ca may differ):\n got %q\nwant %q", c.Args, want)
+	}
+	if len(spec.Volumes) != 1 || spec.Volumes[0].Secret == nil || spec.Volumes[0].Secret.SecretName != tlsSecret ||
+		len(spec.Volumes[0].Secret.Items) != 1 || spec.Volumes[0].Secret.Items[0].Key != "ca.crt" {
+		t.Fatalf("the backup patch: want one volume with the key ca.crt of Secret %s: %+v", tlsSecret, spec.Volumes)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != spec.Volumes[0].Name || c.VolumeMounts[0].MountPath != httpsTLSDir || !c.VolumeMounts[0].ReadOnly {
+		t.Errorf("the backup patch: want %s mounted read-only at %s: %+v", spec.Volumes[0].Name, httpsTLSDir, c.VolumeMounts)
+	}
 }
 
 // Where kubectl is installed, the overlay builds (with test files in a
@@ -165,6 +209,7 @@ func TestKubectlKustomizeBuildHTTPS(t *testing.T) {
 		t.Fatalf("kubectl kustomize: %v: %s", err, stderr.Bytes())
 	}
 	var sts *appsv1.StatefulSet
+	var cron *batchv1.CronJob
 	var tlsSecret string
 	for _, doc := range bytes.Split(out, []byte("\n---\n")) {
 		var tm metav1.TypeMeta
@@ -181,12 +226,35 @@ func TestKubectlKustomizeBuildHTTPS(t *testing.T) {
 			if err := yaml.UnmarshalStrict(doc, sts); err != nil {
 				t.Fatalf("built StatefulSet: %v", err)
 			}
+		case tm.Kind == "CronJob":
+			cron = &batchv1.CronJob{}
+			if err := yaml.UnmarshalStrict(doc, cron); err != nil {
+				t.Fatalf("built CronJob: %v", err)
+			}
 		case tm.Kind == "Secret" && strings.HasPrefix(om.Metadata.Name, "restarea-http-tls-"):
 			tlsSecret = om.Metadata.Name
 		}
 	}
-	if sts == nil || tlsSecret == "" {
-		t.Fatalf("the build lacks the StatefulSet or the certificate's Secret:\n%s", out)
+	if sts == nil || cron == nil || tlsSecret == "" {
+		t.Fatalf("the build lacks the StatefulSet, the CronJob or the certificate's Secret:\n%s", out)
+	}
+	// The built CronJob: https://, the CA, both Secrets by their hashed
+	// names.
+	cspec := cron.Spec.JobTemplate.Spec.Template.Spec
+	if args := cspec.Containers[0].Args; slices.Contains(args, "--insecure") || !slices.Contains(args, "--server=https://restarea:8080") {
+		t.Errorf("the built backup CronJob's args: %q", args)
+	}
+	var secretVols []string
+	token, ca := false, false
+	for _, v := range cspec.Volumes {
+		if v.Secret != nil {
+			secretVols = append(secretVols, v.Secret.SecretName)
+			token = token || strings.HasPrefix(v.Secret.SecretName, "restarea-secrets-")
+			ca = ca || v.Secret.SecretName == tlsSecret
+		}
+	}
+	if !token || !ca || len(cspec.Containers[0].VolumeMounts) != 3 {
+		t.Errorf("the built backup CronJob mounts Secrets %v (%d mounts), want the backups, the token and the CA", secretVols, len(cspec.Containers[0].VolumeMounts))
 	}
 	spec := sts.Spec.Template.Spec
 	c := spec.Containers[0]
@@ -194,7 +262,7 @@ func TestKubectlKustomizeBuildHTTPS(t *testing.T) {
 	for _, e := range c.Env {
 		env[e.Name] = true
 	}
-	for _, name := range []string{"POD_NAME", "RESTAREA_CLUSTER_SECRET", "RESTAREA_ADMIN_TOKEN", "RESTAREA_HTTP_TLS_CERT", "RESTAREA_HTTP_TLS_CA"} {
+	for _, name := range []string{"POD_NAME", "RESTAREA_CLUSTER_SECRET_FILE", "RESTAREA_ADMIN_TOKEN_FILE", "RESTAREA_HTTP_TLS_CERT", "RESTAREA_HTTP_TLS_CA"} {
 		if !env[name] {
 			t.Errorf("the built container lacks env %s", name)
 		}
@@ -203,7 +271,7 @@ func TestKubectlKustomizeBuildHTTPS(t *testing.T) {
 	for _, m := range c.VolumeMounts {
 		mounts[m.Name] = m.MountPath
 	}
-	if mounts["data"] != "/data" || mounts["http-tls"] != httpsTLSDir {
+	if mounts["data"] != "/data" || mounts["http-tls"] != httpsTLSDir || mounts["secrets"] == "" {
 		t.Errorf("built mounts %v", mounts)
 	}
 	found := false

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -44,7 +45,9 @@ type base struct {
 	client    *corev1.Service
 	pdb       *policyv1.PodDisruptionBudget
 	netpol    *networkingv1.NetworkPolicy
-	container *corev1.Container // the StatefulSet's only container
+	backup    *batchv1.CronJob
+	backupPVC *corev1.PersistentVolumeClaim // where backup keeps its files
+	container *corev1.Container             // the StatefulSet's only container
 }
 
 // loadBase reads kustomization.yaml and every resource it names, each
@@ -145,6 +148,18 @@ func (b *base) add(doc []byte) error {
 	case "networking.k8s.io/v1 NetworkPolicy":
 		b.netpol = &networkingv1.NetworkPolicy{}
 		return strict(b.netpol)
+	case "batch/v1 CronJob":
+		if b.backup != nil {
+			return fmt.Errorf("a second CronJob")
+		}
+		b.backup = &batchv1.CronJob{}
+		return strict(b.backup)
+	case "v1 PersistentVolumeClaim":
+		if b.backupPVC != nil {
+			return fmt.Errorf("a second PersistentVolumeClaim")
+		}
+		b.backupPVC = &corev1.PersistentVolumeClaim{}
+		return strict(b.backupPVC)
 	default:
 		return fmt.Errorf("unexpected resource %q", gvk)
 	}
@@ -178,7 +193,8 @@ func TestKustomizationNamesEveryManifest(t *testing.T) {
 		t.Errorf("kustomization.yaml names a resource twice: %v", b.kust.Resources)
 	}
 	for name, ok := range map[string]bool{"headless peers Service": b.peers != nil, "client Service": b.client != nil,
-		"PodDisruptionBudget": b.pdb != nil, "NetworkPolicy": b.netpol != nil} {
+		"PodDisruptionBudget": b.pdb != nil, "NetworkPolicy": b.netpol != nil,
+		"backup CronJob": b.backup != nil, "backup PersistentVolumeClaim": b.backupPVC != nil} {
 		if !ok {
 			t.Errorf("no %s among the resources", name)
 		}
@@ -354,25 +370,67 @@ func TestStatefulSet(t *testing.T) {
 		}
 	}
 
-	// Secrets come from the generated Secret, by key.
+	// Secrets are files of the generated Secret, on a read-only mount;
+	// none is an environment variable.
 	gen := b.kust.SecretGenerator[0].Name
-	for _, name := range []string{"RESTAREA_CLUSTER_SECRET", "RESTAREA_ADMIN_TOKEN"} {
-		e := env[name]
-		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
-			t.Errorf("%s must come from a secretKeyRef: %+v", name, e)
-			continue
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("env %s comes from a Secret; mount it as a file instead", e.Name)
 		}
-		ref := e.ValueFrom.SecretKeyRef
-		if ref.Name != gen || !slices.Contains(secretKeys, ref.Key) {
-			t.Errorf("%s refers to secret %s key %s; the generated secret is %s with keys %v", name, ref.Name, ref.Key, gen, secretKeys)
+	}
+	dir := secretMount(t, "the StatefulSet", spec, c, gen)
+	for name, key := range map[string]string{"RESTAREA_CLUSTER_SECRET_FILE": "cluster-secret", "RESTAREA_ADMIN_TOKEN_FILE": "admin-token"} {
+		if v := env[name].Value; v != dir+"/"+key {
+			t.Errorf("%s=%q, want %s/%s, the Secret's key %s", name, v, dir, key, key)
 		}
-		if ref.Optional != nil && *ref.Optional {
-			t.Errorf("%s must not be optional", name)
+	}
+
+	// Spread: over zones where there are several (never blocking a
+	// single-zone cluster), and over machines.
+	spread := map[string]corev1.UnsatisfiableConstraintAction{}
+	for _, tc := range spec.TopologySpreadConstraints {
+		spread[tc.TopologyKey] = tc.WhenUnsatisfiable
+		if sel, err := metav1.LabelSelectorAsMap(tc.LabelSelector); err != nil || len(sel) == 0 || !subset(sel, labels) || tc.MaxSkew != 1 {
+			t.Errorf("topologySpreadConstraint on %s: maxSkew %d, selector %v does not match the pod labels %v", tc.TopologyKey, tc.MaxSkew, sel, labels)
 		}
+	}
+	if spread["topology.kubernetes.io/zone"] != corev1.ScheduleAnyway {
+		t.Errorf("want a zone spread with whenUnsatisfiable ScheduleAnyway: %v", spread)
+	}
+	if _, ok := spread["kubernetes.io/hostname"]; !ok {
+		t.Errorf("want a spread over kubernetes.io/hostname: %v", spread)
 	}
 	if e, ok := env["RESTAREA_PUBLIC_URL"]; !ok || e.Value == "" {
 		t.Error("RESTAREA_PUBLIC_URL must be set: entry urls must be the same on every node")
 	}
+}
+
+// secretMount checks that container c of pod spec mounts, read-only, a
+// volume of the generated Secret gen with no optional keys, and returns
+// the mount's path.
+func secretMount(t *testing.T, what string, spec corev1.PodSpec, c *corev1.Container, gen string) string {
+	t.Helper()
+	for _, v := range spec.Volumes {
+		if v.Secret == nil || v.Secret.SecretName != gen {
+			continue
+		}
+		if v.Secret.Optional != nil && *v.Secret.Optional {
+			t.Errorf("%s: the Secret volume %s must not be optional", what, v.Name)
+		}
+		if m := v.Secret.DefaultMode; m == nil || *m&0o007 != 0 {
+			t.Errorf("%s: the Secret volume %s must not be readable by others (defaultMode 0440)", what, v.Name)
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == v.Name {
+				if !m.ReadOnly {
+					t.Errorf("%s: the Secret volume %s is mounted writable", what, v.Name)
+				}
+				return m.MountPath
+			}
+		}
+	}
+	t.Fatalf("%s: no read-only mount of a volume from the Secret %s", what, gen)
+	return ""
 }
 
 func subset(sel, labels map[string]string) bool {

@@ -25,8 +25,17 @@ type podRun struct {
 	capDrop         []string
 	noNewPrivileges bool
 	dataMount       string // where the PVC template's volume is mounted
-	httpPort        int    // the container port named http
-	grace           int    // terminationGracePeriodSeconds
+	secretDirs      []secretDir
+	binds           []string // host:container:ro of each secretDir, written by the simulation
+	httpPort        int      // the container port named http
+	grace           int      // terminationGracePeriodSeconds
+}
+
+// secretDir is a volume of the generated Secret as the kubelet mounts it:
+// one file per key (or per item listed), read-only.
+type secretDir struct {
+	mountPath string
+	files     map[string]string // file name → content
 }
 
 // podFor derives pod ordinal's run from the decoded StatefulSet, as the
@@ -115,10 +124,24 @@ func podFor(b *base, ordinal int, namespace string, secret map[string]string) (p
 	p.user = strconv.FormatInt(*uid, 10) + ":" + strconv.FormatInt(*gid, 10)
 
 	claim := s.Spec.VolumeClaimTemplates[0].Name
+	vols := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		vols[v.Name] = v
+	}
 	for _, m := range c.VolumeMounts {
 		if m.Name == claim {
 			p.dataMount = m.MountPath
+			continue
 		}
+		d, err := secretFiles(b, vols[m.Name], secret)
+		if err != nil {
+			return p, fmt.Errorf("volume %s: %v", m.Name, err)
+		}
+		if !m.ReadOnly {
+			return p, fmt.Errorf("volume %s: a Secret is mounted read-only", m.Name)
+		}
+		d.mountPath = m.MountPath
+		p.secretDirs = append(p.secretDirs, d)
 	}
 	if p.dataMount == "" {
 		return p, fmt.Errorf("volume %s is not mounted", claim)
@@ -136,6 +159,37 @@ func podFor(b *base, ordinal int, namespace string, secret map[string]string) (p
 		p.grace = int(*g)
 	}
 	return p, nil
+}
+
+// secretFiles returns the files of a volume of the generated Secret, the
+// only kind of volume besides the data claim the simulation mounts.
+func secretFiles(b *base, v corev1.Volume, secret map[string]string) (secretDir, error) {
+	if v.Secret == nil {
+		return secretDir{}, fmt.Errorf("only the data claim and Secret volumes are simulated")
+	}
+	if v.Secret.SecretName != b.kust.SecretGenerator[0].Name {
+		return secretDir{}, fmt.Errorf("secret %s is not the generated one", v.Secret.SecretName)
+	}
+	d := secretDir{files: map[string]string{}}
+	if len(v.Secret.Items) == 0 {
+		// Every key is a file; the node reads the ones the README has
+		// the user write.
+		for _, k := range secretKeys {
+			if _, ok := secret[k]; !ok {
+				return secretDir{}, fmt.Errorf("the secret has no key %s", k)
+			}
+		}
+		maps.Copy(d.files, secret)
+		return d, nil
+	}
+	for _, it := range v.Secret.Items {
+		val, ok := secret[it.Key]
+		if !ok {
+			return secretDir{}, fmt.Errorf("the secret has no key %s", it.Key)
+		}
+		d.files[it.Path] = val
+	}
+	return d, nil
 }
 
 // expand replaces $(NAME) with vals[NAME] as Kubernetes does in env values

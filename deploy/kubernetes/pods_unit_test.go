@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"maps"
 	"slices"
 	"testing"
 )
@@ -48,7 +49,7 @@ func TestPodForFillsDownwardAPIAndSecrets(t *testing.T) {
 		}
 	}
 	for _, kv := range []string{"POD_NAME=restarea-1", "POD_NAMESPACE=team-a",
-		"RESTAREA_CLUSTER_SECRET=" + secret["cluster-secret"], "RESTAREA_ADMIN_TOKEN=" + secret["admin-token"],
+		"RESTAREA_CLUSTER_SECRET_FILE=/etc/restarea/secrets/cluster-secret", "RESTAREA_ADMIN_TOKEN_FILE=/etc/restarea/secrets/admin-token",
 		"RESTAREA_PUBLIC_URL=http://restarea.team-a.svc.cluster.local:8080"} {
 		if !slices.Contains(p.env, kv) {
 			t.Errorf("env lacks %s: %v", kv, p.envNames())
@@ -56,6 +57,9 @@ func TestPodForFillsDownwardAPIAndSecrets(t *testing.T) {
 	}
 	if p.user != "65532:65532" || !p.readOnly || !p.noNewPrivileges || !slices.Equal(p.capDrop, []string{"ALL"}) {
 		t.Errorf("security: user %s read-only %v no-new-privileges %v cap-drop %v", p.user, p.readOnly, p.noNewPrivileges, p.capDrop)
+	}
+	if len(p.secretDirs) != 1 || p.secretDirs[0].mountPath != "/etc/restarea/secrets" || !maps.Equal(p.secretDirs[0].files, secret) {
+		t.Errorf("secret directories %+v, want the Secret's keys as files in /etc/restarea/secrets", p.secretDirs)
 	}
 	if p.dataMount != "/data" || p.httpPort != 8080 || p.grace < 20 {
 		t.Errorf("mount %s port %d grace %d", p.dataMount, p.httpPort, p.grace)

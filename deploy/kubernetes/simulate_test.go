@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,7 +26,7 @@ const simNamespace = "default"
 // TestStatefulSetInDocker runs the pods the StatefulSet describes as docker
 // containers: each gets the args and environment the kubelet would give
 // it (derived from the decoded manifest: pod name and namespace through
-// the downward API, Secret values by key), the same user, read-only root
+// the downward API, the Secret's keys as files where its volume is mounted), the same user, read-only root
 // filesystem and dropped capabilities, its own volume, and its stable DNS
 // name as a network alias. While a client posts and replays, it kills the
 // leader's container, recreates it with a new IP on the same volume, then
@@ -277,6 +278,7 @@ func (s *sim) addPod(b *base, ordinal int) *simPod {
 	if err != nil {
 		s.t.Fatalf("pod %d: %v", ordinal, err)
 	}
+	p.binds = writeSecretDirs(s.t, p.secretDirs)
 	vol := fmt.Sprintf("%s-data-%s", s.prefix, p.name) // the PVC data-restarea-N
 	if _, err := docker(s.ctx, "volume", "create", "--label", "restarea-k8s-sim", vol); err != nil {
 		s.t.Fatal(err)
@@ -612,4 +614,26 @@ func (s *sim) entries(p *simPod) ([]entryRef, int) {
 		}
 		cursor = *page.NextCursor
 	}
+}
+
+// writeSecretDirs writes each Secret directory of a pod into a new host
+// directory and returns the binds that mount them read-only where the
+// kubelet would. The files are readable by every uid, as the container's
+// user is not the test's.
+func writeSecretDirs(t *testing.T, dirs []secretDir) []string {
+	t.Helper()
+	var binds []string
+	for _, d := range dirs {
+		host := t.TempDir()
+		for name, v := range d.files {
+			if err := os.WriteFile(filepath.Join(host, name), []byte(v), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chmod(host, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		binds = append(binds, host+":"+d.mountPath+":ro")
+	}
+	return binds
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,19 +232,34 @@ func TestEnvironmentNamesServeFlags(t *testing.T) {
 // (systemd-analyze verify insists the binary exists) and returns its path.
 func verifyCopy(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(unitFile)
-	if err != nil {
-		t.Fatal(err)
+	return verifyCopies(t, unitFile)[0]
+}
+
+// verifyCopies writes units, each with ExecStart pointing at the built
+// binary when it has one, into one new directory (under their own names,
+// so that a timer finds its service) and returns their paths.
+func verifyCopies(t *testing.T, units ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range units {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".service") {
+			if !bytes.Contains(b, []byte("\nExecStart="+execPath+" ")) {
+				t.Fatalf("%s: no ExecStart=%s line to rewrite", name, execPath)
+			}
+			b = bytes.ReplaceAll(b, []byte("\nExecStart="+execPath+" "), []byte("\nExecStart="+testkit.Binary(t)+" "))
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
 	}
-	if !bytes.Contains(b, []byte("\nExecStart="+execPath+" ")) {
-		t.Fatalf("%s: no ExecStart=%s line to rewrite", unitFile, execPath)
-	}
-	b = bytes.ReplaceAll(b, []byte("\nExecStart="+execPath+" "), []byte("\nExecStart="+testkit.Binary(t)+" "))
-	path := filepath.Join(t.TempDir(), unitFile) // the unit's name must stay restarea.service
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return paths
 }
 
 func systemdAnalyze(t *testing.T) string {
@@ -259,29 +275,43 @@ func systemdAnalyze(t *testing.T) string {
 // only warns about unknown keys and bad values, exiting 0, so any line
 // about the unit fails the test).
 func TestUnitVerifies(t *testing.T) {
+	verifyUnits(t, unitFile)
+}
+
+// verifyUnits runs systemd-analyze verify on copies of units and fails on
+// any line about one of them.
+func verifyUnits(t *testing.T, units ...string) {
+	t.Helper()
 	tool := systemdAnalyze(t)
-	path := verifyCopy(t)
+	paths := verifyCopies(t, units...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, tool, "verify", "--man=no", path).CombinedOutput()
+	out, err := exec.CommandContext(ctx, tool, append([]string{"verify", "--man=no"}, paths...)...).CombinedOutput()
 	var about []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if strings.Contains(line, unitFile) {
+		if slices.ContainsFunc(units, func(u string) bool { return strings.Contains(line, u) }) {
 			about = append(about, line)
 		} else if line != "" {
-			t.Logf("systemd-analyze (not about this unit): %s", line)
+			t.Logf("systemd-analyze (not about these units): %s", line)
 		}
 	}
 	if err != nil || len(about) > 0 {
-		t.Fatalf("systemd-analyze verify %s: %v\n%s", path, err, out)
+		t.Fatalf("systemd-analyze verify %v: %v\n%s", paths, err, out)
 	}
 }
 
 // The hardening holds up in systemd's own assessment: an exposure of at
 // most 2.0 ("OK"; a unit with no hardening scores 9.6).
 func TestUnitExposure(t *testing.T) {
+	checkExposure(t, unitFile)
+}
+
+// checkExposure fails unless systemd-analyze security --offline rates the
+// unit at most 2.0.
+func checkExposure(t *testing.T, unit string) {
+	t.Helper()
 	tool := systemdAnalyze(t)
-	path := verifyCopy(t)
+	path := verifyCopies(t, unit)[0]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, tool, "security", "--offline=yes", "--no-pager", path).CombinedOutput()
@@ -293,7 +323,7 @@ func TestUnitExposure(t *testing.T) {
 		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
 	}
 	score, _ := strconv.ParseFloat(string(m[1]), 64)
-	t.Logf("systemd-analyze security exposure: %.1f", score)
+	t.Logf("systemd-analyze security exposure of %s: %.1f", unit, score)
 	if score > 2.0 {
 		t.Fatalf("exposure %.1f, want at most 2.0:\n%s", score, out)
 	}
