@@ -19,7 +19,7 @@ import (
 const monitoringDir = "monitoring"
 
 // rulesFile is the Prometheus rules file the PrometheusRule copies.
-const rulesFile = "../monitoring/restarea.rules.yml"
+const rulesFile = "../prometheus/restarea.rules.yml"
 
 // The Prometheus Operator's kinds are not in k8s.io/api: these are the
 // fields of monitoring.coreos.com/v1 the manifests use, decoded strictly

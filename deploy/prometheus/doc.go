@@ -1,4 +1,4 @@
-// Package monitoring holds no code of its own: it tests the monitoring
+// Package prometheus holds no code of its own: it tests the monitoring
 // pack beside it (restarea.rules.yml, restarea.rules.test.yml,
 // restarea.dashboard.json; README.md says how to install them). The tests
 // check that every metric the rules and the dashboard query is one a real
@@ -9,4 +9,4 @@
 // exactly the alerts of the rules, and, where promtool is installed, that
 // promtool accepts the rules, passes their unit tests and parses every
 // dashboard query (it skips those, saying so, when promtool is missing).
-package monitoring
+package prometheus
