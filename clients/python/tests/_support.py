@@ -99,7 +99,7 @@ class Node:
             "--data-dir", os.path.join(self.dir, "data"),
             "--http-addr", "127.0.0.1:0",
             "--raft-addr", "127.0.0.1:0",
-            "--log-level", "warn",
+            "--log-level", "info",  # the "serving" line, which names the address, is at info
             # The tests post and search more than a person would.
             "--rate-per-source", "100000/m",
             "--search-rate-per-source", "100000/m",
@@ -110,9 +110,13 @@ class Node:
 
         def serving() -> str:
             with open(log_path, "rb") as f:
-                m = re.search(rb"serving on (https?://\S+)", f.read())
-            if m:
-                return m.group(1).decode()
+                for line in f:
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(rec, dict) and rec.get("msg") == "serving" and isinstance(rec.get("url"), str):
+                        return rec["url"]
             if self.proc is not None and self.proc.poll() is not None:
                 with open(log_path, "rb") as f:
                     raise AssertionError(f"restarea serve exited {self.proc.returncode}: {f.read()[-2000:]!r}")

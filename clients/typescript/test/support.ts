@@ -100,7 +100,7 @@ export class Node {
       "--data-dir", path.join(this.dir, "data"),
       "--http-addr", "127.0.0.1:0",
       "--raft-addr", "127.0.0.1:0",
-      "--log-level", "warn",
+      "--log-level", "info", // the "serving" line, which names the address, is at info
       // The tests post and search more than a person would.
       "--rate-per-source", "100000/m",
       "--search-rate-per-source", "100000/m",
@@ -111,8 +111,16 @@ export class Node {
     this.proc = proc;
     this.url = await waitFor("the node's address", START_TIMEOUT_MS, () => {
       const text = fs.readFileSync(log, "utf8");
-      const m = /serving on (https?:\/\/\S+)/.exec(text);
-      if (m) return m[1];
+      for (const line of text.split("\n")) {
+        let rec: unknown;
+        try {
+          rec = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        const r = rec as { msg?: unknown; url?: unknown } | null;
+        if (r && r.msg === "serving" && typeof r.url === "string") return r.url;
+      }
       if (proc.exitCode !== null || proc.signalCode !== null) {
         throw new Error(`restarea serve exited: ${text.slice(-2000)}`);
       }
