@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"embed"
 	"html/template"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/mdtext"
 )
 
 //go:embed templates/*.html
@@ -96,12 +95,6 @@ func modeLabel(mode string) string {
 
 const excerptRunes = 240
 
-// excerpt returns the start of body on one line, cut at a rune boundary.
-func excerpt(body string) string {
-	s := strings.Join(strings.Fields(body), " ")
-	if utf8.RuneCountInString(s) <= excerptRunes {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:excerptRunes])) + "…"
-}
+// excerpt returns the start of body's text on one line, cut at a rune
+// boundary: the Markdown as a reader sees it rendered, not its source.
+func excerpt(body string) string { return mdtext.Excerpt(body, excerptRunes) }
