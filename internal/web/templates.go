@@ -55,6 +55,10 @@ type frame struct {
 	Markdown  string
 	// Feeds are the Atom feeds the page announces in its head.
 	Feeds []feedLink
+	// Behind says the page's entries were read from a node that does not
+	// lead its cluster (site.behind): the page shows a note that it may
+	// be a moment behind.
+	Behind bool
 }
 
 // feedLink is one <link rel="alternate" type="application/atom+xml">.
