@@ -47,8 +47,9 @@ const (
 	DefaultRelayDeadFor        = 30 * time.Second
 )
 
-// NewRelay returns an MCP server, meant for stdio, that lists the same six
-// tools as a node and forwards each call to servers[i]+"/mcp" (a URL that
+// NewRelay returns an MCP server, meant for stdio, that lists the same
+// tools, instructions and guide resource as a node (the guide answered
+// here) and forwards each call to servers[i]+"/mcp" (a URL that
 // already ends in /mcp is used as is) over Streamable HTTP. A server that
 // cannot be reached, or that fails before answering, is skipped for the
 // next (a server must answer the session handshake within
@@ -94,11 +95,8 @@ func newRelay(servers []string, cfg RelayConfig) (*sdk.Server, *relay) {
 	}
 	r.deadUntil = make([]atomic.Int64, len(r.endpoints))
 	s := sdk.NewServer(&sdk.Implementation{Name: "restarea", Title: "rest.area (relay)", Version: cfg.Version},
-		&sdk.ServerOptions{
-			Logger:       sdkLogger(cfg.Logger),
-			Instructions: "rest.area is a public board of questions and replies. " + retryProcedure,
-			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		})
+		serverOptions(cfg.Logger))
+	addGuide(s)
 	for _, tool := range Tools() {
 		if tool.Name == ToolNewRequestID {
 			s.AddTool(tool, guard(tool.Name, newRequestID, cfg.AttemptTimeout, cfg.Logger, httpx.NewLogSampler(cfg.Logger, 0)))

@@ -49,6 +49,9 @@ func rpcAt(t *testing.T, url, rev, accept, method string, params map[string]any)
 		if name, ok := params["name"].(string); ok {
 			h.Set("Mcp-Name", name)
 		}
+		if uri, ok := params["uri"].(string); ok {
+			h.Set("Mcp-Name", uri)
+		}
 	}
 	req["params"] = params
 	body, _ := json.Marshal(req)

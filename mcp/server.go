@@ -23,7 +23,8 @@ import (
 type toolFunc func(ctx context.Context, args json.RawMessage) Result
 
 // NewServer returns an MCP server with the seven rest.area tools answered by
-// svc and cfg.Search (cfg.Service is not consulted; cfg gives the logger,
+// svc and cfg.Search, the retry guide as instructions and as the resource
+// GuideURI (cfg.Service is not consulted; cfg gives the logger,
 // call timeout and version). Every call gets a Result within cfg.CallTimeout, a panic in
 // the service becomes a 500 result, and post_entry passes the source that
 // httpx.SourceMiddleware put in the context, with channel mcp. The server
@@ -32,11 +33,8 @@ type toolFunc func(ctx context.Context, args json.RawMessage) Result
 func NewServer(svc restarea.Service, cfg Config) *sdk.Server {
 	cfg = cfg.withDefaults()
 	s := sdk.NewServer(&sdk.Implementation{Name: "restarea", Title: "rest.area", Version: cfg.Version},
-		&sdk.ServerOptions{
-			Logger:       sdkLogger(cfg.Logger),
-			Instructions: "rest.area is a public board of questions and replies. " + retryProcedure,
-			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		})
+		serverOptions(cfg.Logger))
+	addGuide(s)
 	t := tools{svc: svc, search: cfg.Search}
 	funcs := map[string]toolFunc{
 		ToolNewRequestID: newRequestID,

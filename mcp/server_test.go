@@ -38,7 +38,7 @@ func TestListTools(t *testing.T) {
 				teachesRetry        bool
 				requiredInputFields []string
 			}{
-				{ToolNewRequestID, true, false, nil, ptr(false), true, nil},
+				{ToolNewRequestID, true, false, nil, ptr(false), false, nil},
 				{ToolPostEntry, false, true, ptr(false), ptr(true), true, []string{"request_id", "type", "body", "actor", "submission_mode"}},
 				{ToolListThreads, true, true, nil, ptr(true), false, nil},
 				{ToolGetThread, true, true, nil, ptr(true), false, []string{"id"}},
@@ -77,7 +77,7 @@ func TestListTools(t *testing.T) {
 					t.Errorf("%s: annotations %+v", tt.name, a)
 				}
 				if tt.teachesRetry {
-					for _, phrase := range []string{"same request_id", "409", "retry_after_seconds", "unconfirmed"} {
+					for _, phrase := range []string{"same request_id", "same content", "replayed=true", "409", "retry_after_seconds", "unconfirmed", GuideURI} {
 						if !strings.Contains(tool.Description, phrase) {
 							t.Errorf("%s: description does not mention %q", tt.name, phrase)
 						}

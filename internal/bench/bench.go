@@ -107,6 +107,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if _, err := t.Leader(ctx, cl); err != nil {
 		return nil, err
 	}
+	if rep.ToolsList, err = toolsListSizes(ctx, cl, t.URLs[0]); err != nil {
+		return nil, err
+	}
+	for _, f := range rep.ToolsList {
+		logf("mcp tools/list at %q: %d bytes", f.Revision, f.Bytes)
+	}
 
 	for _, c := range sz.clients {
 		logf("new posts over http: %d clients for %s", c, sz.phase)

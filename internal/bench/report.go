@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/restarea/restarea/mcp"
 )
 
 // Report is everything one run measured.
@@ -33,6 +35,10 @@ type Report struct {
 	// ProfileBreakdown is the CPU per post by component, from the
 	// profiles of a run with a profile directory.
 	ProfileBreakdown *ProfileBreakdown `json:"profile_breakdown,omitempty"`
+
+	// ToolsList is the size of tools/list at each MCP revision, measured
+	// on the first node before any load.
+	ToolsList []ToolsListFigure `json:"mcp_tools_list,omitempty"`
 }
 
 // NodeMemory is the resident memory of one node of the cluster.
@@ -104,6 +110,10 @@ func (r *Report) checkTargets() []Check {
 		v := ratio(m64.PerSecond, p64.PerSecond)
 		add("MCP / REST new posts at 64 clients", v, "≥ 0.5", v >= 0.5)
 	}
+	if len(r.ToolsList) > 0 {
+		v := largestToolsList(r.ToolsList)
+		add("MCP tools/list result, largest revision (bytes)", float64(v), fmt.Sprintf("≤ %d", mcp.MaxToolsListBytes), v <= mcp.MaxToolsListBytes)
+	}
 	var small, big *GrowthFigure
 	if len(r.Growth) == 2 {
 		small, big = &r.Growth[0], &r.Growth[1]
@@ -127,7 +137,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	m := r.Machine
 	fmt.Fprintf(w, "rest.area bench — %s; %d CPUs (%s), %d MiB RAM, %s, %s, %s%s\n",
 		r.Target, m.CPUs, m.CPUModel, m.MemoryMiB, m.Filesystem, m.OS, m.GoVersion, map[bool]string{true: " — QUICK MODE", false: ""}[r.Quick])
-	fmt.Fprintf(w, "disk ceiling: %.0f fsyncs/s (4 KiB append + fsync); \"× fsync\" is each rate divided by it\n\n", r.FsyncPerSec)
+	fmt.Fprintf(w, "disk ceiling: %.0f fsyncs/s (4 KiB append + fsync); \"× fsync\" is each rate divided by it\n", r.FsyncPerSec)
+	writeToolsList(w, r.ToolsList)
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tclients\trate /s\t× fsync\tp50 ms\tp99 ms\terrors\tCPU ms/post\t")
 	rowCPU := func(name string, clients int, s Stats, cpu float64) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/internal/httpx"
+	"github.com/restarea/restarea/internal/mdtext"
 )
 
 //go:embed templates/*.html
@@ -24,16 +25,30 @@ type pages map[string]*template.Template
 var pageNames = []string{"login", "entries", "entry", "confirm", "settings", "cluster", "audit", "message"}
 
 var templateFuncs = template.FuncMap{
-	"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"state": entryState,
-	"short": func(s string, n int) string {
-		r := []rune(s)
-		if len(r) <= n {
-			return s
-		}
-		return string(r[:n]) + "…"
-	},
+	"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"state":   entryState,
+	"short":   short,
+	"excerpt": excerpt,
+}
+
+// short cuts s to n runes, marking the cut.
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// excerpt shows the start of a body as the text a reader sees, not as
+// Markdown source. A body with no text at all (a rule, raw HTML only)
+// shows its source, so that the link it labels is never empty.
+func excerpt(body string, n int) string {
+	if s := mdtext.Excerpt(body, n); s != "" {
+		return s
+	}
+	return short(body, n)
 }
 
 // mustParsePages parses the embedded templates; a failure is a build

@@ -84,7 +84,7 @@ func Handler(n *node.Node, cfg Config) http.Handler {
 		mux.Handle(console.Prefix, http.RedirectHandler(console.Prefix+"/", http.StatusSeeOther))
 	}
 	mux.Handle("/", web.New(web.Config{Service: n, Search: n, PublicURL: n.PublicURL(), Logger: log,
-		TrustedProxies: cfg.TrustedProxies, IPv6SourceBits: cfg.IPv6SourceBits}))
+		TrustedProxies: cfg.TrustedProxies, IPv6SourceBits: cfg.IPv6SourceBits, Leading: n.IsLeader}))
 	return httpx.NoSniff(gate(n, cfg, log, mux))
 }
 

@@ -41,7 +41,7 @@ func (s *site) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := homeData{
-		frame:   frame{Title: "Recent threads", Canonical: s.base + "/", Feeds: []feedLink{siteFeedLink}},
+		frame:   frame{Title: "Recent threads", Canonical: s.base + "/", Feeds: []feedLink{siteFeedLink}, Behind: s.behind()},
 		Threads: markedAll(shownAll(page.Threads)),
 		Paged:   cursor != "",
 	}
@@ -86,7 +86,7 @@ func (s *site) reply(w http.ResponseWriter, r *http.Request) {
 	}
 	s.servePage(w, r, s.pages.reply, replyData{
 		frame: frame{Title: title, Canonical: s.base + "/replies/" + id, Markdown: "/threads/" + q.ID + ".md",
-			Feeds: []feedLink{threadFeedLink(q.ID, q.Title)}},
+			Feeds: []feedLink{threadFeedLink(q.ID, q.Title)}, Behind: s.behind()},
 		Q: q,
 		R: rep,
 	})

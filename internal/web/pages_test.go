@@ -115,7 +115,7 @@ func TestPages(t *testing.T) {
 		{
 			name: "llms.txt", path: "/llms.txt", status: 200, ctype: typeText, cache: cacheDoc,
 			want: []string{"# rest.area", testBase + "/mcp", testBase + "/api/v1/entries", testBase + "/guide.md", "new_request_id",
-				testBase + "/api/v1/openapi.yaml"},
+				"GET " + testBase + "/api/v1/search?q=", "search_entries", testBase + "/api/v1/openapi.yaml", "restarea://guide/retries"},
 			bad: []string{"{base}"},
 		},
 	}

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"embed"
 	"html/template"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/mdtext"
 )
 
 //go:embed templates/*.html
@@ -56,6 +55,10 @@ type frame struct {
 	Markdown  string
 	// Feeds are the Atom feeds the page announces in its head.
 	Feeds []feedLink
+	// Behind says the page's entries were read from a node that does not
+	// lead its cluster (site.behind): the page shows a note that it may
+	// be a moment behind.
+	Behind bool
 }
 
 // feedLink is one <link rel="alternate" type="application/atom+xml">.
@@ -96,12 +99,6 @@ func modeLabel(mode string) string {
 
 const excerptRunes = 240
 
-// excerpt returns the start of body on one line, cut at a rune boundary.
-func excerpt(body string) string {
-	s := strings.Join(strings.Fields(body), " ")
-	if utf8.RuneCountInString(s) <= excerptRunes {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:excerptRunes])) + "…"
-}
+// excerpt returns the start of body's text on one line, cut at a rune
+// boundary: the Markdown as a reader sees it rendered, not its source.
+func excerpt(body string) string { return mdtext.Excerpt(body, excerptRunes) }

@@ -220,7 +220,7 @@ func (s *site) thread(w http.ResponseWriter, r *http.Request) {
 	}
 	s.servePage(w, r, s.pages.thread, threadData{
 		frame: frame{Title: v.Q.Title, Canonical: canonical, Markdown: md,
-			Feeds: []feedLink{feed, siteFeedLink}},
+			Feeds: []feedLink{feed, siteFeedLink}, Behind: s.behind()},
 		threadView:   v,
 		MarkdownPath: md,
 		FeedPath:     feed.Href,

@@ -33,6 +33,12 @@ type Config struct {
 	// Logger receives failures of the service and of rendering; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Leading reports whether this node leads its cluster now. The pages
+	// read the node's own applied state (restarea.ConsistencyLocal),
+	// which on any other node may lack the latest writes, so a list,
+	// thread or reply page rendered when it reports false says it may be
+	// behind. nil means the pages never say so (one source of truth).
+	Leading func() bool
 }
 
 // site is one configured set of pages.
@@ -49,6 +55,8 @@ type site struct {
 	// proxies and v6bits make a request's source (httpx.SourceOf).
 	proxies []netip.Prefix
 	v6bits  int
+	// leading is Config.Leading.
+	leading func() bool
 }
 
 // New returns the handler of every page. It is meant to be mounted at "/"
@@ -70,6 +78,7 @@ func New(cfg Config) http.Handler {
 		guide: buildGuide(base),
 	}
 	s.searcher, s.proxies, s.v6bits = cfg.Search, cfg.TrustedProxies, cfg.IPv6SourceBits
+	s.leading = cfg.Leading
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.home)
 	mux.HandleFunc("GET /threads/{id}", s.thread)
@@ -84,6 +93,10 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("/", s.fallback)
 	return securityHeaders(mux)
 }
+
+// behind reports whether a page read now comes from a node that does
+// not lead its cluster, whose own copy may lack the latest writes.
+func (s *site) behind() bool { return s.leading != nil && !s.leading() }
 
 // fallback answers every path no page claims.
 func (s *site) fallback(w http.ResponseWriter, r *http.Request) {
