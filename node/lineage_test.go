@@ -58,20 +58,13 @@ func TestStaleMachineIsFenced(t *testing.T) {
 		t.Fatalf("recovering again drew lineage %q (first %q), %v; want it kept", again.Lineage, rec.Lineage, err)
 	}
 
-	secret := testnode.WithConfig(func(c *server.Config) { c.ClusterSecret = testnode.Secret })
-	first := testnode.StartConfig(t, testnode.Config(t, secret, testnode.WithDataDir(survivor.DataDir()),
-		testnode.WithConfig(func(c *server.Config) { c.RaftAddr = survivorAddr })))
-	joined, err := server.Start(testnode.Config(t, secret, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{first.URL()} })))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { joined.Close() })
-	testnode.WaitMembers(t, []*node.Node{first, joined}, 2)
+	recovered := startRecovered(t, survivor.DataDir(), survivorAddr, 2)
+	first, joined := recovered[0], recovered[1]
 	if in := joined.Lineage(); in != rec.Lineage {
 		t.Fatalf("the joined node shows lineage %q; want the recovered %q", in, rec.Lineage)
 	}
 
-	stale, err := server.Start(testnode.Config(t, secret, testnode.WithDataDir(staleDir), testnode.WithConfig(func(c *server.Config) {
+	stale, err := server.Start(testnode.Config(t, withSecret, testnode.WithDataDir(staleDir), testnode.WithConfig(func(c *server.Config) {
 		c.RaftAddr, c.NodeID = lostAddr, lostID
 	})))
 	if err != nil {
@@ -86,7 +79,7 @@ func TestStaleMachineIsFenced(t *testing.T) {
 	if err := stale.Halted(); !errors.Is(err, node.ErrStale) || !strings.Contains(err.Error(), "delete its data directory") {
 		t.Fatalf("the stale machine stopped with %v; want ErrStale saying to wipe it", err)
 	}
-	if _, err := server.Start(testnode.Config(t, secret, testnode.WithDataDir(staleDir), testnode.WithConfig(func(c *server.Config) {
+	if _, err := server.Start(testnode.Config(t, withSecret, testnode.WithDataDir(staleDir), testnode.WithConfig(func(c *server.Config) {
 		c.RaftAddr, c.NodeID = lostAddr, lostID
 	}))); !errors.Is(err, node.ErrStale) {
 		t.Fatalf("a restart on the stale data: %v; want ErrStale", err)

@@ -143,19 +143,8 @@ func recoverUnderLoad(t *testing.T, size int) {
 	if _, err := node.Recover(survivor.DataDir(), node.RecoverOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	secret := testnode.WithConfig(func(c *server.Config) { c.ClusterSecret = testnode.Secret })
-	first := testnode.StartConfig(t, testnode.Config(t, secret, testnode.WithDataDir(survivor.DataDir()),
-		testnode.WithConfig(func(c *server.Config) { c.RaftAddr = survivorAddr })))
-	recovered := []*node.Node{first}
-	for range size - 1 {
-		n, err := server.Start(testnode.Config(t, secret, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{first.URL()} })))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { n.Close() })
-		recovered = append(recovered, n)
-	}
-	testnode.WaitMembers(t, recovered, size)
+	recovered := startRecovered(t, survivor.DataDir(), survivorAddr, size)
+	first := recovered[0]
 
 	// The checker.
 	held := entryIDs(t, first)
@@ -208,7 +197,7 @@ func recoverUnderLoad(t *testing.T, size int) {
 	}
 	var back []*node.Node
 	for _, m := range lost {
-		n, err := server.Start(testnode.Config(t, secret, testnode.WithDataDir(m.dir), testnode.WithConfig(func(c *server.Config) {
+		n, err := server.Start(testnode.Config(t, withSecret, testnode.WithDataDir(m.dir), testnode.WithConfig(func(c *server.Config) {
 			c.RaftAddr, c.NodeID, c.JoinURLs = m.raftAddr, m.id, urls
 		})))
 		if err != nil {

@@ -74,12 +74,27 @@ func recoverFromALostMajority(t *testing.T, size int) {
 		t.Fatalf("recovering again (idempotent, its own address kept): %v", err)
 	}
 
-	secret := testnode.WithConfig(func(c *server.Config) { c.ClusterSecret = testnode.Secret })
-	first := testnode.StartConfig(t, testnode.Config(t, secret, testnode.WithDataDir(dir),
-		testnode.WithConfig(func(c *server.Config) { c.RaftAddr = addr })))
+	recovered := startRecovered(t, dir, addr, size)
+	after := testnode.Post(t, recovered[size-1], testkit.Question("after the fire"))
+	ids = append(ids, after.Entry.ID)
+	for _, n := range recovered {
+		waitEntries(t, n, ids)
+	}
+}
+
+// withSecret is the cluster secret of testnode.StartCluster's clusters.
+var withSecret = testnode.WithConfig(func(c *server.Config) { c.ClusterSecret = testnode.Secret })
+
+// startRecovered starts the recovered node on dir at raftAddr, then
+// size-1 new nodes that join it, and waits until all are members; the
+// recovered node is first.
+func startRecovered(t *testing.T, dir, raftAddr string, size int) []*node.Node {
+	t.Helper()
+	first := testnode.StartConfig(t, testnode.Config(t, withSecret, testnode.WithDataDir(dir),
+		testnode.WithConfig(func(c *server.Config) { c.RaftAddr = raftAddr })))
 	recovered := []*node.Node{first}
 	for range size - 1 {
-		n, err := server.Start(testnode.Config(t, secret, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{first.URL()} })))
+		n, err := server.Start(testnode.Config(t, withSecret, testnode.WithConfig(func(c *server.Config) { c.JoinURLs = []string{first.URL()} })))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,11 +102,7 @@ func recoverFromALostMajority(t *testing.T, size int) {
 		recovered = append(recovered, n)
 	}
 	testnode.WaitMembers(t, recovered, size)
-	after := testnode.Post(t, recovered[size-1], testkit.Question("after the fire"))
-	ids = append(ids, after.Entry.ID)
-	for _, n := range recovered {
-		waitEntries(t, n, ids)
-	}
+	return recovered
 }
 
 // waitEntries waits until n holds exactly the entries ids, each once.
