@@ -35,9 +35,12 @@ type adminCLI struct {
 // token given through the environment, as an operator's shell would.
 func (c adminCLI) run(args ...string) (int, string, string) {
 	c.t.Helper()
+	// The binary first: the package's first call builds it, which takes
+	// minutes of its own on a busy machine; the bound is the command's.
+	bin := testkit.Binary(c.t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testkit.Binary(c.t), append([]string{"admin"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"admin"}, args...)...)
 	cmd.Env = append(cleanEnv(), c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -26,9 +26,10 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // environment is cleared of RESTAREA_ variables so flags decide.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	bin := testkit.Binary(t) // built before the bound starts: a first build is slow on a busy machine
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testkit.Binary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = cleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

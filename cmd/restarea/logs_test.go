@@ -23,13 +23,14 @@ import (
 // restore none at all.
 func TestServeAndRestoreLogOnlyJSON(t *testing.T) {
 	const token = "logs-test-admin-token-0123456789"
+	bin := testkit.Binary(t) // built before the bound starts: a first build is slow on a busy machine
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	httpAddr := testkit.FreeAddr(t)
 	base := "http://" + httpAddr
 	var serveErr testkit.SyncBuffer
-	cmd := exec.CommandContext(ctx, testkit.Binary(t), "serve", "--data-dir", filepath.Join(dir, "data"),
+	cmd := exec.CommandContext(ctx, bin, "serve", "--data-dir", filepath.Join(dir, "data"),
 		"--http-addr", httpAddr, "--raft-addr", testkit.FreeAddr(t), "--admin-token", token)
 	cmd.Env, cmd.Stderr = cleanEnv(), &serveErr
 	if err := cmd.Start(); err != nil {

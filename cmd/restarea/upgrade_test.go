@@ -94,9 +94,10 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 	}
 	before := hashTree(t, dir)
 
+	bin := testkit.Binary(t) // built before the bound starts: a first build is slow on a busy machine
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	old := exec.CommandContext(ctx, testkit.Binary(t), "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr, "--admin-token", testAdminToken)
+	old := exec.CommandContext(ctx, bin, "serve", "--data-dir", dir, "--raft-addr", raftAddr, "--http-addr", httpAddr, "--admin-token", testAdminToken)
 	old.Env = cleanEnv()
 	var stderr bytes.Buffer
 	old.Stderr = &stderr

@@ -89,10 +89,11 @@ func TestBackupUnitDirectives(t *testing.T) {
 // adminHelp returns what `restarea admin -h` prints.
 func adminHelp(t *testing.T) string {
 	t.Helper()
+	bin := testkit.Binary(t) // built before the bound starts: a first build is slow on a busy machine
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, testkit.Binary(t), "admin", "-h")
+	cmd := exec.CommandContext(ctx, bin, "admin", "-h")
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("restarea admin -h: %v\n%s", err, stderr.String())

@@ -146,9 +146,10 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // serveFlags lists the flags of `restarea serve`, as its -h prints them.
 func serveFlags(t *testing.T) map[string]bool {
 	t.Helper()
+	bin := testkit.Binary(t) // built before the bound starts: a first build is slow on a busy machine
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testkit.Binary(t), "serve", "-h")
+	cmd := exec.CommandContext(ctx, bin, "serve", "-h")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
