@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Limits of a search request.
@@ -65,6 +67,9 @@ func (q SearchQuery) Validate() (SearchQuery, error) {
 	case n > MaxSearchQueryLen:
 		return q, Errorf(CodeInvalidRequest, "q must be at most %d characters", MaxSearchQueryLen)
 	}
+	// Stored text is NFC (NormalizeText); a query in another form (an
+	// "e" and a combining acute for "é") must find it.
+	q.Q = norm.NFC.String(q.Q)
 	switch q.Type {
 	case "", TypeQuestion, TypeReply:
 	default:
@@ -73,6 +78,7 @@ func (q SearchQuery) Validate() (SearchQuery, error) {
 	if !utf8.ValidString(q.Actor) || utf8.RuneCountInString(q.Actor) > maxSearchActorNameLen {
 		return q, Errorf(CodeInvalidRequest, "actor must be an actor name of at most %d characters", maxSearchActorNameLen)
 	}
+	q.Actor = norm.NFC.String(q.Actor)
 	switch {
 	case q.Limit == 0:
 		q.Limit = DefaultSearchLimit
