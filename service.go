@@ -189,9 +189,13 @@ type ClusterStatus struct {
 	// ClusterVersion is the cluster version in force (1 until an operator
 	// finalizes an upgrade: see docs/upgrades.md); ClusterVersionMax is
 	// the newest this node's binary knows.
-	ClusterVersion    int      `json:"cluster_version"`
-	ClusterVersionMax int      `json:"cluster_version_max"`
-	Members           []Member `json:"members"`
+	ClusterVersion    int `json:"cluster_version"`
+	ClusterVersionMax int `json:"cluster_version_max"`
+	// Lineage is the lineage of the node's data: "0" until the cluster is
+	// recovered from a lost majority (docs/disasters.md), then the id
+	// restarea recover drew. Every member shows the same one.
+	Lineage string   `json:"lineage"`
+	Members []Member `json:"members"`
 	// Clock is this node's clock against the cluster's time.
 	Clock *ClockStatus `json:"clock,omitempty"`
 }

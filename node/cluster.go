@@ -374,6 +374,7 @@ func (n *Node) ClusterStatus(ctx context.Context) (restarea.ClusterStatus, error
 		// this binary knows.
 		ClusterVersion:    n.fsm.ClusterVersion(),
 		ClusterVersionMax: n.cfg.ClusterVersionMax,
+		Lineage:           n.Lineage(),
 		Members:           members,
 		Clock:             n.clockStatus(),
 	}, nil
