@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -146,7 +147,14 @@ func (n *Node) applyLocal(ctx context.Context, cmd *fsm.Command) (*fsm.Result, e
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout):
 		return nil, errNotApplied
 	default:
-		n.log.Log(ctx, n.faultLevel(), "write outcome unknown", "op", cmd.Op, "err", err)
+		level := n.faultLevel()
+		if errors.Is(err, raft.ErrAbortedByRestore) {
+			// An operator's restore (restarea restore) replaced the state
+			// under a write of the leader's own start: expected, and the
+			// resend settles it.
+			level = min(level, slog.LevelInfo)
+		}
+		n.log.Log(ctx, level, "write outcome unknown", "op", cmd.Op, "err", err)
 		return nil, unavailable("the write may or may not have been committed (%v); retry with the same request_id", err)
 	}
 	res, ok := f.Response().(*fsm.Result)
