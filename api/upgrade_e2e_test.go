@@ -3,6 +3,7 @@ package api_test
 import (
 	"testing"
 
+	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 )
 
@@ -21,19 +22,20 @@ func TestEndToEndFinalizeUpgrade(t *testing.T) {
 	expect(t, "GET finalize", do(t, "GET", route, token, nil), 405, "method_not_allowed")
 	// A single node of this release: the newest version all members know
 	// is this binary's.
+	newest := float64(fsm.ClusterVersionMax)
 	r := do(t, "POST", route, token, nil)
 	expect(t, "finalize", r, 200, "")
 	st, _ := r.data["status"].(map[string]any)
-	if r.data["changed"] != true || r.data["from"] != 1.0 || r.data["to"] != 2.0 || st["cluster_version"] != 2.0 || st["cluster_version_max"] != 2.0 {
+	if r.data["changed"] != true || r.data["from"] != 1.0 || r.data["to"] != newest || st["cluster_version"] != newest || st["cluster_version_max"] != newest {
 		t.Fatalf("finalize answer: %v", r.data)
 	}
 	members, _ := st["members"].([]any)
-	if len(members) != 1 || members[0].(map[string]any)["version"] != "dev" || members[0].(map[string]any)["cluster_version_max"] != 2.0 {
+	if len(members) != 1 || members[0].(map[string]any)["version"] != "dev" || members[0].(map[string]any)["cluster_version_max"] != newest {
 		t.Fatalf("members in the finalize answer: %v", st["members"])
 	}
 	again := do(t, "POST", route, token, nil)
 	expect(t, "finalize again", again, 200, "")
-	if again.data["changed"] != false || again.data["to"] != 2.0 {
+	if again.data["changed"] != false || again.data["to"] != newest {
 		t.Fatalf("second finalize: %v", again.data)
 	}
 
@@ -45,7 +47,7 @@ func TestEndToEndFinalizeUpgrade(t *testing.T) {
 
 	pub := do(t, "GET", base+"/api/v1/cluster", "", nil)
 	expect(t, "public status", pub, 200, "")
-	if pub.data["cluster_version"] != 2.0 || pub.data["cluster_version_max"] != nil {
+	if pub.data["cluster_version"] != newest || pub.data["cluster_version_max"] != nil {
 		t.Fatalf("public status: %v", pub.data)
 	}
 	for _, m := range pub.data["members"].([]any) {

@@ -22,14 +22,15 @@ const OpClusterVersion Op = "cluster_version"
 //
 // Cluster version 1 is what every release up to and including v0.1.0
 // runs (a state file without the key is at 1). Version 2 switches on
-// nothing yet but the mechanism itself — finalizing, and refusing older
-// binaries at start and at join once it is in force. The next changes of
-// the replicated formats (checksums on commands, stored search semantics)
-// will be gated on it: a command or a stored field that release v0.1.0
-// cannot read may only be written once the cluster version is at least 2,
-// so that until an operator finalizes, every node can still be restarted
-// on the previous release.
-const ClusterVersionMax = 2
+// nothing but the mechanism itself — finalizing, and refusing older
+// binaries at start and at join once it is in force. Version 3 switches on
+// checksums (corrupt.go): every command the leader writes carries the
+// CRC-32C of its bytes, and every record the state machine writes carries
+// one of its key and value. A command or a stored field that an earlier
+// release cannot read may only be written once the cluster version says
+// every member reads it, so that until an operator finalizes, every node
+// can still be restarted on the previous release.
+const ClusterVersionMax = 3
 
 var kClusterVersion = []byte("cluster_version")
 
@@ -46,7 +47,6 @@ type UnknownClusterVersionError struct {
 	// Version is the version the command raises the cluster to; Max is
 	// the newest this binary knows.
 	Version, Max int
-	pos          int // the entry's position in its batch
 }
 
 func (e *UnknownClusterVersionError) Error() string {
@@ -106,22 +106,22 @@ func (f *FSM) ClusterVersion() int { return int(f.clusterVersion.Load()) }
 // set, no further entry is applied by this process.
 func (f *FSM) Halted() error {
 	if e := f.halt.Load(); e != nil {
-		return e
+		return *e
 	}
 	return nil
 }
 
-// halted is the state machine's stop: the first UnknownClusterVersionError
-// is kept and reported once.
-func (f *FSM) halted(e *UnknownClusterVersionError) {
-	if !f.halt.CompareAndSwap(nil, e) {
+// halted is the state machine's stop: the first halting error (an
+// UnknownClusterVersionError or a CorruptError) is kept and reported once.
+func (f *FSM) halted(err error) {
+	if !f.halt.CompareAndSwap(nil, &err) {
 		return
 	}
 	if f.opts.OnHalt != nil {
-		f.opts.OnHalt(e) // the node logs it, once, as it stops
+		f.opts.OnHalt(err) // the node logs it, once, as it stops
 		return
 	}
-	f.log.Error("fsm: stopped applying the log", "err", e.Error(), "cluster_version", e.Version, "cluster_version_max", e.Max, "index", e.Index)
+	f.log.Error("fsm: stopped applying the log", "err", err.Error())
 }
 
 // ErrNoStateFile is returned by ReadClusterVersion for a data directory

@@ -82,8 +82,9 @@ type FSM struct {
 	clusterVersion atomic.Int32                         // ClusterVersion, as applied
 	lineage        atomic.Pointer[[2][LineageSize]byte] // Lineage: the lineage and its parent
 	// halt is set when the log raised the cluster version past what this
-	// binary knows: nothing more is applied (clusterversion.go).
-	halt  atomic.Pointer[UnknownClusterVersionError]
+	// binary knows (clusterversion.go) or met damaged bytes (corrupt.go):
+	// nothing more is applied.
+	halt  atomic.Pointer[error]
 	clock atomic.Int64 // Clock, as applied
 
 	unsynced bool          // commits skip fsync (durability.go)
@@ -298,8 +299,21 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	}
 	tx := f.g.tx
 	last, err := f.applyLogs(tx, logs, applied, out)
-	var halt *UnknownClusterVersionError
-	if errors.As(err, &halt) {
+	var halt *stoppedAt
+	if errors.As(err, &halt) && errors.Is(halt.err, ErrCorrupt) {
+		// The command that met damaged bytes may have written part of its
+		// effect: nothing of the open transaction is kept. The file stays
+		// at its last commit, and the node stops; a restart (after the
+		// runbook, on a fresh copy) applies the rest from the log.
+		tx.Rollback()
+		f.g.tx = nil
+		clear(f.g.logs)
+		f.g.logs = f.g.logs[:0]
+		f.pending.Store(false)
+		f.halted(halt.err)
+		return make([]interface{}, len(logs)), nil
+	}
+	if halt != nil {
 		// What came before the entry is applied and committed as usual;
 		// the entry and what follows it stay out of the group, so a
 		// retried commit never meets it.
@@ -339,7 +353,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	f.clusterVersion.Store(int32(cversion))
 	f.clock.Store(clock)
 	if halt != nil {
-		f.halted(halt)
+		f.halted(halt.err)
 	}
 	return out, nil
 }
@@ -376,7 +390,9 @@ func (f *FSM) reopen() error {
 // command's result at its log's position. It returns the last index. An
 // entry that raises the cluster version past what this binary knows ends
 // the batch before it: the entries before it are applied and recorded,
-// and the error returned is an *UnknownClusterVersionError.
+// and the error returned is a *stoppedAt holding the
+// *UnknownClusterVersionError. So does a command that meets damaged bytes
+// (a *CorruptError, corrupt.go), but its caller keeps nothing of tx.
 func (f *FSM) applyLogs(tx *bolt.Tx, logs []*raft.Log, applied uint64, out []interface{}) (uint64, error) {
 	last := applied
 	var halt error
@@ -389,9 +405,11 @@ func (f *FSM) applyLogs(tx *bolt.Tx, logs []*raft.Log, applied uint64, out []int
 			continue
 		}
 		res, err := f.applyCommand(tx, l)
-		if e := (*UnknownClusterVersionError)(nil); errors.As(err, &e) {
-			e.pos = i
-			halt = e
+		if halting(err) {
+			if c := (*CorruptError)(nil); errors.As(err, &c) && c.Index == 0 {
+				c.Index = l.Index
+			}
+			halt = &stoppedAt{err: err, pos: i}
 			break
 		}
 		if err != nil {
@@ -498,6 +516,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, fmt.Errorf("fsm: snapshot: no state file (a snapshot restore failed)")
 	}
 	if e := f.halt.Load(); e != nil {
+		e := *e
 		// Raft counts the entries handed over since the stop as applied; a
 		// snapshot labelled with their index would lack them.
 		return nil, fmt.Errorf("fsm: snapshot: %w", e)

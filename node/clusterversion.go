@@ -62,8 +62,11 @@ func (n *Node) checkClusterVersion() error {
 // has returned (a failed Start has already closed what it opened).
 func (n *Node) onHalt(err error) {
 	n.haltErr.Store(&err)
-	n.log.Error("stopping: this node cannot apply the cluster's log", "err", err.Error(), "version", n.cfg.Version,
-		"cluster_version_max", n.cfg.ClusterVersionMax)
+	msg := "stopping: this node cannot apply the cluster's log"
+	if errors.Is(err, fsm.ErrCorrupt) {
+		msg = "stopping: this node's data is damaged" // docs/disasters.md, "When a node's disk rots"
+	}
+	n.log.Error(msg, "err", err.Error(), "version", n.cfg.Version, "cluster_version_max", n.cfg.ClusterVersionMax)
 	go func() {
 		<-n.started
 		if n.startOK {
