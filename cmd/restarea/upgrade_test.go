@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/fsm"
 	"github.com/restarea/restarea/internal/testkit"
 )
 
@@ -40,10 +42,10 @@ func hashTree(t *testing.T, dir string) string {
 }
 
 // The operator's path end to end, with the real binary: a node playing
-// the next release (--test-cluster-version-max 3) is finalized with
-// `restarea admin finalize-upgrade`, which `admin status` then shows;
-// stopped and started again on this release's binary (which knows up to
-// 2), it refuses to start with one ERROR line naming both versions, exit
+// the next release (--test-cluster-version-max, one above this release's
+// fsm.ClusterVersionMax) is finalized with `restarea admin
+// finalize-upgrade`, which `admin status` then shows; stopped and started
+// again on this release's binary, it refuses to start with one ERROR line naming both versions, exit
 // 1, and its data directory untouched.
 func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 	if testing.Short() {
@@ -56,11 +58,12 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 			"--admin-token", testAdminToken, "--log-level", "warn"}, extra...)
 		return exec.Command(testkit.Binary(t), args...)
 	}
+	next, known := strconv.Itoa(fsm.ClusterVersionMax+1), strconv.Itoa(fsm.ClusterVersionMax)
 	// Refused without the guard flag.
-	if out, err := serve("--test-cluster-version-max", "3").CombinedOutput(); !strings.Contains(string(out), "--allow-test-versions") || err == nil {
+	if out, err := serve("--test-cluster-version-max", next).CombinedOutput(); !strings.Contains(string(out), "--allow-test-versions") || err == nil {
 		t.Fatalf("--test-cluster-version-max without --allow-test-versions: %v\n%s", err, out)
 	}
-	cmd := serve("--test-cluster-version-max", "3", "--allow-test-versions")
+	cmd := serve("--test-cluster-version-max", next, "--allow-test-versions")
 	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -71,7 +74,7 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 	cli := adminCLI{t: t, env: []string{"RESTAREA_SERVER=" + base, "RESTAREA_ADMIN_TOKEN=" + testAdminToken}}
 
 	out := cli.want(0, "finalize-upgrade")
-	if !strings.Contains(out, "cluster version 3 (it ran 1)") || !strings.Contains(out, "cluster version: 3") {
+	if !strings.Contains(out, "cluster version "+next+" (it ran 1)") || !strings.Contains(out, "cluster version: "+next) {
 		t.Fatalf("finalize-upgrade printed:\n%s", out)
 	}
 	out = cli.want(0, "finalize-upgrade")
@@ -84,8 +87,8 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// NODE URL STATE LEADER TERM APPLIED COMMIT LAG LOG_FORMAT CLUSTER_VERSION VERSION REVISION CV_MAX NOTE
-	if f := strings.Fields(lines[len(lines)-1]); len(f) < 13 || f[9] != "3" || f[12] != "3" {
-		t.Fatalf("status row does not show cluster version 3 and max 3:\n%s", out)
+	if f := strings.Fields(lines[len(lines)-1]); len(f) < 13 || f[9] != next || f[12] != next {
+		t.Fatalf("status row does not show cluster version %s and max %s:\n%s", next, next, out)
 	}
 
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -104,7 +107,7 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 	err := old.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("start of this release on a directory at cluster version 3: %v, want exit 1\n%s", err, stderr.String())
+		t.Fatalf("start of this release on a directory at cluster version %s: %v, want exit 1\n%s", next, err, stderr.String())
 	}
 	var errorLines []string
 	for _, l := range strings.Split(stderr.String(), "\n") {
@@ -112,7 +115,7 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 			errorLines = append(errorLines, l)
 		}
 	}
-	if len(errorLines) != 1 || !strings.Contains(errorLines[0], "cluster runs cluster version 3") || !strings.Contains(errorLines[0], "knows up to 2") {
+	if len(errorLines) != 1 || !strings.Contains(errorLines[0], "cluster runs cluster version "+next) || !strings.Contains(errorLines[0], "knows up to "+known) {
 		t.Fatalf("want one ERROR line naming both versions:\n%s", stderr.String())
 	}
 	if after := hashTree(t, dir); after != before {

@@ -82,7 +82,14 @@ func Build(ctx context.Context, repo, dir string, rel Release, logf func(string,
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", false, err
 	}
-	part := path + ".part"
+	// A name of its own: test packages that run at once may each build
+	// the same release, and the last rename wins with an identical binary.
+	f, err := os.CreateTemp(filepath.Dir(path), "restarea.part-*")
+	if err != nil {
+		return "", false, err
+	}
+	part := f.Name()
+	f.Close()
 	// -X of a symbol a release does not have is ignored: releases up to
 	// v0.1.0 read main.version, later ones internal/buildinfo.version.
 	ldflags := "-X main.version=" + rel.Version + " -X github.com/restarea/restarea/internal/buildinfo.version=" + rel.Version
@@ -94,6 +101,7 @@ func Build(ctx context.Context, repo, dir string, rel Release, logf func(string,
 		return "", false, fmt.Errorf("go build of %s: %v: %s", rel.Version, err, out)
 	}
 	if err := os.Rename(part, path); err != nil {
+		os.Remove(part)
 		return "", false, err
 	}
 	return path, true, nil
