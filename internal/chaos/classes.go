@@ -8,7 +8,7 @@ import (
 
 // optInClasses are the fault classes a run takes only when asked by
 // name: they change more than the nodes' health.
-var optInClasses = []string{ClassMembership}
+var optInClasses = []string{ClassMembership, ClassRot}
 
 // faultClasses resolves the classes a run asked for against those the
 // driver supports: nil → the supported ones but the opt-in classes;

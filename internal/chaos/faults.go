@@ -31,8 +31,11 @@ type faultRunner struct {
 	n    int
 	hist *History
 	log  *slog.Logger
-	// mem carries out the membership faults; nil when the run has none.
+	// mem carries out the membership faults and the rot faults' runbook;
+	// nil when the run has neither.
 	mem *members
+	// rots collects the rot faults' findings; nil when the run has none.
+	rots *rots
 
 	mu      sync.Mutex
 	records []FaultRecord
@@ -52,6 +55,10 @@ func (r *faultRunner) run(ctx context.Context, events []FaultEvent) {
 		r.mon.observe(ctx)
 		if isMembership(e.Kind) {
 			r.runMember(ctx, e)
+			continue
+		}
+		if isRot(e.Kind) {
+			r.runRot(ctx, e)
 			continue
 		}
 		nodes := e.targets(r.n, r.mon.leaderIndex())

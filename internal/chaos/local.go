@@ -26,6 +26,7 @@ var (
 	_ Target            = (*Local)(nil)
 	_ FaultDriver       = (*Local)(nil)
 	_ GracefulRestarter = (*Local)(nil)
+	_ RotDriver         = (*Local)(nil)
 )
 
 // NewLocal wraps a running local cluster; Close closes it.
@@ -49,11 +50,12 @@ func (l *Local) AdminToken() string { return l.c.AdminToken() }
 // Faults implements Target.
 func (l *Local) Faults() FaultDriver { return l }
 
-// Kinds implements FaultDriver: kill, pause, partition and membership, and
+// Kinds implements FaultDriver: kill, pause, partition, membership and
+// rot, and
 // clock steps when the nodes run with a test clock
 // (localcluster.Options.TestClock).
 func (l *Local) Kinds() []string {
-	kinds := []string{ClassKill, ClassPause, ClassPartition, ClassMembership}
+	kinds := []string{ClassKill, ClassPause, ClassPartition, ClassMembership, ClassRot}
 	if l.c.TestClock() {
 		kinds = append(kinds, ClassClock)
 	}

@@ -92,6 +92,9 @@ type members struct {
 
 	gen int // new ids taken so far
 
+	// finalized is set once a rot fault raised the cluster version.
+	finalized bool
+
 	mu     sync.Mutex
 	extras []memberNode // nodes GrowShrink added, still running
 	// pending is the node a remove/replace took out, to be started again.

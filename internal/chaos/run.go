@@ -239,7 +239,13 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 		events := ScheduleEvery(cfg.Seed, cfg.planned(), cfg.FaultEvery, classes, len(urls))
 		log.Info("fault schedule", "faults", len(events), "classes", classes, "seed", cfg.Seed)
 		faults = &faultRunner{d: driver, mon: mon, n: len(urls), hist: hist, log: log}
-		if slices.Contains(classes, ClassMembership) {
+		if slices.Contains(classes, ClassRot) {
+			if _, ok := driver.(RotDriver); !ok {
+				return nil, fmt.Errorf("chaos: %s cannot damage files (the rot faults need --local)", target.Name())
+			}
+			faults.rots = &rots{}
+		}
+		if slices.Contains(classes, ClassMembership) || slices.Contains(classes, ClassRot) {
 			md, ok := driver.(MemberDriver)
 			if !ok {
 				return nil, fmt.Errorf("chaos: %s cannot change members (the membership faults need --local)", target.Name())
@@ -334,6 +340,9 @@ func check(ctx context.Context, cfg Config, target Target, hc *http.Client, hist
 		vs = append(vs, uvs...)
 	}
 	vs = append(vs, mon.terms.violations()...)
+	if faults != nil {
+		vs = append(vs, faults.rots.violations()...)
+	}
 	rep.LeaderTerms = mon.terms.terms()
 	if faults != nil && faults.mem != nil {
 		log.Info("checking that the members converged")

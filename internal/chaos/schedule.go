@@ -55,6 +55,7 @@ func kindsFor(classes []string, n int) []string {
 		kinds = append(kinds, membershipKinds(n)...)
 	}
 	kinds = append(kinds, powerKinds(classes, n)...)
+	kinds = append(kinds, rotKinds(classes)...)
 	return append(kinds, clockKinds(classes, n)...)
 }
 
