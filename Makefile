@@ -147,7 +147,8 @@ upgrade-test: build
 	exit $$rc
 
 # A long soak: five local node processes, every fault class the local
-# driver has (kill, pause, partition, membership, and any added since),
+# driver has (kill, pause, partition, membership, power cuts on powerfs,
+# rot, and any added since),
 # one fault per SOAK_FAULT_EVERY. The workload runs SOAK_DURATION, then
 # on until SOAK_MIN_OPS calls and SOAK_MIN_FAULTS faults are reached, but
 # never past SOAK_MAX_DURATION. Progress lines go to stderr every 5s; the
@@ -160,9 +161,11 @@ SOAK_MIN_FAULTS   ?= 200
 SOAK_FAULT_EVERY  ?= 8s
 SOAK_WORKERS      ?= 32
 SOAK_SEED         ?= 1
+# Power cuts need FUSE (internal/powerfs); SOAK_POWER_FS= runs without them.
+SOAK_POWER_FS     ?= --power-fs
 
 soak: build
-	bin/restarea chaos --local 5 --faults all --fault-interval $(SOAK_FAULT_EVERY) \
+	bin/restarea chaos --local 5 $(SOAK_POWER_FS) --faults all --fault-interval $(SOAK_FAULT_EVERY) \
 		--duration $(SOAK_DURATION) --min-ops $(SOAK_MIN_OPS) --min-faults $(SOAK_MIN_FAULTS) \
 		--max-duration $(SOAK_MAX_DURATION) --workers $(SOAK_WORKERS) --seed $(SOAK_SEED) \
 		--settle-timeout 5m --report bin/soak.json --history bin/soak-history.jsonl --out bin/soak

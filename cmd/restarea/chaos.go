@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -102,8 +101,8 @@ func runChaos(args []string) int {
 	if classes != nil && *nodes != "" && *faultDriver == "" {
 		return usage("--faults with --nodes needs --fault-driver compose")
 	}
-	if *powerFS && (*local == 0 || slices.Contains(classes, chaos.ClassMembership) || slices.Contains(classes, chaos.ClassRot) || slices.Contains(classes, "all")) {
-		return usage("--power-fs needs --local and excludes the membership and rot faults (a wiped node's data directory is a mount point)")
+	if *powerFS && *local == 0 {
+		return usage("--power-fs needs --local")
 	}
 	chaosPowerFS = *powerFS
 	explicit := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // Wipe erases the data directory of node i, which must be stopped: the
@@ -16,10 +17,27 @@ func (c *Cluster) Wipe(i int) error {
 		return fmt.Errorf("localcluster: %s is running; stop it before wiping its data", c.nodes[i].ID)
 	}
 	n := c.nodes[i]
-	if err := os.RemoveAll(n.DataDir); err != nil {
+	// What the directory holds goes, not the directory: on powerfs it is
+	// the mount point of the node's machine.
+	entries, err := os.ReadDir(n.DataDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return os.MkdirAll(n.DataDir, 0o750)
+	}
+	if err != nil {
 		return err
 	}
-	return os.MkdirAll(n.DataDir, 0o750)
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(n.DataDir, e.Name())); err != nil {
+			return err
+		}
+	}
+	// Synced, so that a later power cut cannot bring the old files back.
+	d, err := os.Open(n.DataDir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // StartAs starts the stopped node i under id (its old one, or a new one

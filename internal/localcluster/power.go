@@ -45,10 +45,13 @@ func (p *powerNode) nextBoot() error {
 // powerArgs are the flags that let a node on powerfs learn its boot id
 // from its file, so that a reboot is a new boot to it.
 func (c *Cluster) powerArgs(n *Node) []string {
-	if !c.opts.PowerFS {
+	if !c.opts.PowerFS || n.power == nil {
 		return nil
 	}
-	return []string{"--allow-test-boot-id", "--test-boot-id-file", filepath.Join(c.opts.Dir, n.ID+".boot-id")}
+	// The machine's file, not one named for the node's id: a node wiped
+	// and started under a new id (a membership or rot fault) is on the
+	// same machine.
+	return []string{"--allow-test-boot-id", "--test-boot-id-file=" + n.power.bootFile}
 }
 
 // PowerCut cuts the power of the given nodes at once: each one's file
