@@ -229,3 +229,48 @@ func counterValue(t *testing.T, n *node.Node, name, file string) float64 {
 	t.Fatalf("no %s{file=%q}", name, file)
 	return 0
 }
+
+// A leader whose snapshot's state.bin rotted while it ran never sends it:
+// when a joining node needs the snapshot, raft's CRC-64 finds the damage
+// before a byte leaves, and the leader stops, naming the file.
+func TestDamagedSnapshotIsNeverSent(t *testing.T) {
+	first := testnode.Start(t, testnode.WithConfig(func(c *server.Config) {
+		c.ClusterSecret = testnode.Secret
+		c.TrailingLogs = 1 // the log after a snapshot cannot bring a new node up
+	}))
+	ctx := context.Background()
+	meta := restarea.PostMeta{Source: "192.0.2.1", Channel: restarea.ChannelHTTP}
+	for i := 0; i < 5; i++ {
+		if _, err := first.Post(ctx, testkit.Question("Is a snapshot checked before it is sent?"), meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := first.TakeSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	states, _ := filepath.Glob(filepath.Join(first.DataDir(), "snapshots", "*", "state.bin"))
+	if len(states) != 1 {
+		t.Fatalf("snapshots: %v, want one", states)
+	}
+	flip(t, states[0])
+	joiner, err := server.Start(testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
+		c.ClusterSecret, c.JoinURLs = testnode.Secret, []string{first.URL()}
+		c.LeaderWait, c.ApplyTimeout = 3*time.Second, 5*time.Second
+	})))
+	if err == nil {
+		t.Cleanup(func() { joiner.Close() })
+	}
+	select {
+	case <-first.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the leader did not stop on its damaged snapshot")
+	}
+	id := filepath.Base(filepath.Dir(states[0]))
+	var ce *fsm.CorruptError
+	if !errors.As(first.Halted(), &ce) || ce.File != "snapshots/"+id+"/state.bin" || ce.Want == ce.Got {
+		t.Fatalf("the leader stopped with %v, want a CorruptError naming %s", first.Halted(), id)
+	}
+	if got := counterValue(t, first, "restarea_corruption_detected_total", "snapshot"); got != 1 {
+		t.Fatalf("restarea_corruption_detected_total{file=\"snapshot\"} = %v, want 1", got)
+	}
+}
