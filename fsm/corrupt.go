@@ -27,7 +27,7 @@ var ErrCorrupt = errors.New("checksum mismatch")
 // "When a node's disk rots").
 type CorruptError struct {
 	// File is the damaged file, relative to the data directory
-	// ("raft/raft.db", "state.db", "raft/snapshots/…/meta.json", …).
+	// ("raft.db", "state.db", "snapshots/<id>/meta.json", …).
 	File string
 	// Index is the log index of the damaged entry or of the command that
 	// met the damaged record, or 0.

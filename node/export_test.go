@@ -41,3 +41,7 @@ func (n *Node) LastLogIndex() (uint64, error) { return n.logs.LastIndex() }
 func (n *Node) Propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
 	return n.propose(ctx, cmd)
 }
+
+// TakeSnapshot has raft write a snapshot now (raft refuses when nothing
+// was applied since the last one).
+func (n *Node) TakeSnapshot() error { return n.raft.Snapshot().Error() }

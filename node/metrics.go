@@ -38,7 +38,10 @@ type metrics struct {
 	// store (each also logged).
 	expireLarge prometheus.Counter
 	snapshots   *prometheus.CounterVec
-	reg         *prometheus.Registry
+	// corruption counts damaged files found on this node's disk, by kind
+	// of file (docs/disasters.md, "When a node's disk rots").
+	corruption *prometheus.CounterVec
+	reg        *prometheus.Registry
 	// raftErr is why raft's own metrics are missing, if they are.
 	raftErr error
 }
@@ -94,13 +97,19 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "restarea_snapshots_total",
 			Help: "Raft snapshots written on this node (its own, and those a leader installed), by outcome: persisted or failed.",
 		}, []string{"outcome"}),
+		corruption: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "restarea_corruption_detected_total",
+			Help: "Damaged files found on this node's disk (a checksum mismatch), by file: snapshot (the node stops), search index (rebuilt from the state).",
+		}, []string{"file"}),
 	}
+	m.corruption.WithLabelValues("snapshot")
+	m.corruption.WithLabelValues("search index")
 	if c, err := raftmetrics.Collector(); err != nil {
 		m.raftErr = err
 	} else {
 		reg.MustRegister(c)
 	}
-	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
+	reg.MustRegister(m.snapshots, m.corruption, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

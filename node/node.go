@@ -197,7 +197,9 @@ func (n *Node) open() error {
 		return err
 	}
 	hl := n.raftLog()
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hl) // keeps them in DataDir/snapshots
+	// Snapshots with their meta.json checked (snapsum.go): a damaged one
+	// stops the node.
+	snaps, err := openSnapshots(cfg.DataDir, hl, n.snapshotDamaged)
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
@@ -263,6 +265,16 @@ func (n *Node) open() error {
 	// read barriers, for every committed batch (raftfsm.go).
 	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied, restored: n.restoredLineage}
 	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), raftTransport{n.tr})
+	if err := snaps.damaged(); err != nil {
+		// Raft restoring on start falls back on an older snapshot when
+		// the newest does not open: a damaged one must not be skipped
+		// silently (node/DESIGN.md, "Damaged snapshots").
+		if n.raft != nil {
+			n.raft.Shutdown().Error()
+			n.raft = nil
+		}
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}

@@ -120,7 +120,7 @@ func Inspect(dataDir string) (Inspection, error) {
 		return in, lockedErr(raftPath, err)
 	}
 	defer logs.Close()
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dataDir, 2, raftlog.New(slog.New(slog.DiscardHandler), "raft"))
+	snaps, err := openSnapshots(dataDir, raftlog.New(slog.New(slog.DiscardHandler), "raft"), nil)
 	if err != nil {
 		return in, fmt.Errorf("snapshot store: %w", err)
 	}
@@ -243,7 +243,7 @@ func Recover(dataDir string, opts RecoverOptions) (Recovery, error) {
 	}
 	defer logs.Close()
 	hl := raftlog.New(log, "raft")
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dataDir, 2, hl)
+	snaps, err := openSnapshots(dataDir, hl, nil)
 	if err != nil {
 		return rec, fmt.Errorf("snapshot store: %w", err)
 	}
@@ -285,7 +285,13 @@ func Recover(dataDir string, opts RecoverOptions) (Recovery, error) {
 	if err := writeStableLineage(logs, next); err != nil {
 		return rec, fmt.Errorf("recover: lineage: %w", err)
 	}
-	if err := raft.RecoverCluster(rc, releasing{state, next}, logs, logs, snaps, trans, conf); err != nil {
+	err = raft.RecoverCluster(rc, releasing{state, next}, logs, logs, snaps, trans, conf)
+	if derr := snaps.damaged(); derr != nil {
+		// Raft falls back on an older snapshot when the newest does not
+		// open; a damaged one is this node's disk rotting, not a choice.
+		return rec, fmt.Errorf("recover: %w", derr)
+	}
+	if err != nil {
 		return rec, fmt.Errorf("recover: %w", err)
 	}
 	if err := search.MarkForRebuild(filepath.Join(dataDir, "search")); err != nil {

@@ -17,6 +17,9 @@ func (n *Node) openSearch() error {
 	var err error
 	n.search, err = search.Open(search.Config{
 		Dir: filepath.Join(n.cfg.DataDir, "search"), State: n.fsm, Logger: n.log, Registerer: n.reg,
+		// A damaged index is rebuilt, not fatal: it is derived from the
+		// state (internal/search/verify.go).
+		Damaged: func() { n.met.corruption.WithLabelValues("search index").Inc() },
 	})
 	n.searchGate = search.NewGate(search.GateConfig{
 		Concurrency: n.cfg.SearchConcurrency, PerSource: n.cfg.SearchPerSourceConcurrency,

@@ -53,6 +53,9 @@ type Config struct {
 	// has caught up; 0 → DefaultPace, negative → none. Writes that land
 	// meanwhile wait for the next batch together (see run).
 	Pace time.Duration
+	// Damaged, when set, is told each time Open finds a file of the index
+	// damaged (a checksum mismatch; the index is then rebuilt).
+	Damaged func()
 }
 
 // DefaultPace spaces index batches by a second. A bleve batch costs a new
@@ -146,9 +149,17 @@ func Open(cfg Config) (*Index, error) {
 // ahead of the state (a state file replaced behind its back).
 func (x *Index) openIndex() error {
 	_, markErr := os.Stat(filepath.Join(x.cfg.Dir, rebuildMarker))
-	idx, err := bleve.OpenUsing(x.path, storeConfig())
+	// root.bolt is checked before scorch opens it (verify.go).
+	damage := verifyRoot(x.path)
+	var idx bleve.Index
+	err := damage
+	if damage == nil {
+		idx, err = openChecked(x.path)
+	}
 	reason := ""
 	switch {
+	case damage != nil:
+		reason = "damaged"
 	case errors.Is(err, bleve.ErrorIndexPathDoesNotExist):
 		reason = "missing"
 	case err != nil:
@@ -167,14 +178,33 @@ func (x *Index) openIndex() error {
 		case binary.BigEndian.Uint64(w) > x.cfg.State.AppliedIndex():
 			reason = "ahead of the state"
 		default:
-			x.idx = idx
-			x.watermark.Store(binary.BigEndian.Uint64(w))
-			x.log.Info("search index opened", "watermark", x.watermark.Load(), "applied", x.cfg.State.AppliedIndex())
-			return nil
+			// Each segment file against its CRC: a read of the whole
+			// index, once per start (verify.go).
+			if damage = verifySegments(idx, x.path); damage == nil {
+				x.idx = idx
+				x.watermark.Store(binary.BigEndian.Uint64(w))
+				x.log.Info("search index opened", "watermark", x.watermark.Load(), "applied", x.cfg.State.AppliedIndex())
+				return nil
+			}
+			reason = "damaged"
 		}
 	}
 	if err == nil {
 		idx.Close()
+	}
+	if damage != nil {
+		var d *damagedFile
+		if !errors.As(damage, &d) {
+			// The check itself failed (a segment that cannot be read):
+			// the index cannot be trusted either way.
+			reason = "unreadable: " + damage.Error()
+		} else {
+			x.log.Warn("search index damaged (checksum mismatch): rebuilding it from the state; searches answer 503 until then",
+				"file", filepath.ToSlash(filepath.Join(x.path, d.file)), "err", d.Error())
+			if x.cfg.Damaged != nil {
+				x.cfg.Damaged()
+			}
+		}
 	}
 	x.log.Info("search index rebuilding from the state", "reason", reason)
 	return x.create()
