@@ -25,6 +25,7 @@ func queryBoard(t *testing.T) (*board, map[string]string) {
 		{"quote", "Greeting", `He said "hello world" twice.`},
 		{"stem", "Duplicates", "I posted twice after a timeout; retrying helped."},
 		{"snap", "Snapshots", "Snapshot restore failed on the follower."},
+		{"cache", "Pages", "Caching pages, then the cache is warm."},
 	} {
 		ids[e.key] = b.question(e.title, e.body, "a")
 	}
@@ -75,6 +76,9 @@ func TestQueryLanguage(t *testing.T) {
 		{"retr*", []string{"stem"}},
 		{"retry*", []string{"stem"}}, // retrying is stored as retri
 		{"Snap*", []string{"snap"}},
+		{"cache*", []string{"cache"}}, // caching and cache are stored as cach
+		{"postin*", nil},              // posted is stored as post: a prefix past the stem misses
+		{"post*", []string{"stem"}},
 		{"zzz*", nil},
 		{"raft-bolt*", []string{"hyphen"}}, // a phrase whose last word is a prefix
 		// Exclusions, of words and phrases.
