@@ -36,9 +36,6 @@ type Plan struct {
 	// exclusions) as one phrase: a body holding it ranks first (the
 	// exact body of find_my_post).
 	bonus [][]string
-	// prefixed is how many distinct prefix forms the query expands; each
-	// counts as one term until the index expands it.
-	prefixed int
 }
 
 // Check validates q and bounds its cost before anything runs: the checks
@@ -94,7 +91,6 @@ func Check(q restarea.SearchQuery) (Plan, error) {
 			"q has nothing to search for besides its exclusions (-word or -\"phrase\"): add a word or phrase the entries must contain")
 	}
 	plan.bonus = phraseSlots(analyzer.Analyze([]byte(strings.Join(bonus, " "))))
-	plan.prefixed = len(forms)
 	from, err := decodeCursor(q.Cursor)
 	if err != nil {
 		return Plan{}, err

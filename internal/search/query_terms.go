@@ -83,7 +83,7 @@ func analyse(c Clause) (match, error) {
 	p := string(last.Term)
 	if utf8.RuneCountInString(p) < restarea.MinSearchPrefixLen {
 		return m, restarea.Errorf(restarea.CodeInvalidRequest,
-			"q has the prefix %q*, shorter than %d characters: a prefix needs at least %d characters before the * (or search for the whole word)",
+			"q has the prefix %s*, shorter than %d characters: a prefix needs at least %d characters before the * (or search for the whole word)",
 			p, restarea.MinSearchPrefixLen, restarea.MinSearchPrefixLen)
 	}
 	head := analyzer.Analyze([]byte(c.Text[:last.Start]))
@@ -182,7 +182,7 @@ func (x *Index) expand(plan Plan) (find, exclude [][][]string, marks map[string]
 					}
 					if len(seen) > restarea.MaxSearchTerms {
 						return nil, restarea.Errorf(restarea.CodeInvalidRequest,
-							"q has the prefix %q*, which with the query's other terms matches more than %d distinct terms in this node's index: make the prefix longer, or search for whole words",
+							"q has the prefix %s*, which with the query's other terms matches more than %d distinct terms in this node's index: make the prefix longer, or search for whole words",
 							m.prefix[0], restarea.MaxSearchTerms)
 					}
 				}
