@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -13,7 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/restarea/restarea"
@@ -28,7 +30,7 @@ var prefixAnalyzer = func() analysis.Analyzer {
 	im := mapping.NewIndexMapping()
 	err := im.AddCustomAnalyzer("restarea_prefix", map[string]interface{}{
 		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
+		"tokenizer":     unicodetok.Name,
 		"token_filters": []interface{}{cjk.WidthName, en.PossessiveName, lowercase.Name, cjk.BigramName},
 	})
 	a := im.AnalyzerNamed("restarea_prefix")
@@ -81,6 +83,12 @@ func analyse(c Clause) (match, error) {
 		}
 	}
 	p := string(last.Term)
+	if strings.IndexFunc(p, isCJKRune) >= 0 {
+		// CJK text is indexed as pairs of characters, found anywhere in a
+		// word already: "再試*" is the word "再試", which finds "再試行".
+		c.Prefix = false
+		return analyse(c)
+	}
 	if utf8.RuneCountInString(p) < restarea.MinSearchPrefixLen {
 		return m, restarea.Errorf(restarea.CodeInvalidRequest,
 			"q has the prefix %s*, shorter than %d characters: a prefix needs at least %d characters before the * (or search for the whole word)",
@@ -101,6 +109,12 @@ func analyse(c Clause) (match, error) {
 	}
 	m.prefix = prefixForms(p)
 	return m, nil
+}
+
+// isCJKRune reports whether r is of a script textAnalyzer makes pairs of
+// characters of.
+func isCJKRune(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // prefixForms is the forms a prefix is matched in against the index's

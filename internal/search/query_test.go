@@ -26,6 +26,7 @@ func queryBoard(t *testing.T) (*board, map[string]string) {
 		{"stem", "Duplicates", "I posted twice after a timeout; retrying helped."},
 		{"snap", "Snapshots", "Snapshot restore failed on the follower."},
 		{"cache", "Pages", "Caching pages, then the cache is warm."},
+		{"ja", "接続", "接続が切れたので再試行しました。"},
 	} {
 		ids[e.key] = b.question(e.title, e.body, "a")
 	}
@@ -99,6 +100,13 @@ func TestQueryLanguage(t *testing.T) {
 		{"--timeout", []string{"stem"}},               // not an exclusion
 		{"the of", nil},                               // stop words only: nothing to find
 		{"ＲＡＦＴ ｌｅａｄｅｒ", []string{"order", "reverse"}}, // folded as stored text
+		// CJK: a run of text is its pairs of characters, adjacent; a *
+		// after it changes nothing (pairs are found inside words).
+		{"再試行", []string{"ja"}},
+		{"再試行 接続", []string{"ja"}},
+		{"行再試", nil},
+		{"再試*", []string{"ja"}},
+		{"接続 -再試行", nil},
 	} {
 		if got := found(t, b, keys, tt.q); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: found %v, want %v", tt.q, got, tt.want)
