@@ -33,11 +33,18 @@ const (
 	// its cursor's offset plus its limit. Deeper results are for a more
 	// precise query (more words, type, actor, since), not for paging.
 	MaxSearchDepth = 1000
+	// MinSearchPrefixLen is the fewest characters a prefix (word* in q)
+	// may have before its *: a shorter one would expand to a large part
+	// of the index's vocabulary. Its expansion counts against
+	// MaxSearchTerms.
+	MinSearchPrefixLen = 3
 )
 
 // SearchQuery is one full-text search of public entries.
 type SearchQuery struct {
-	// Q is the text searched for (1..MaxSearchQueryLen characters).
+	// Q is the text searched for (1..MaxSearchQueryLen characters): words
+	// an entry must all contain, "quoted phrases", prefix* and -exclusions
+	// (the grammar: internal/search.ParseQuery, docs/api.md).
 	Q string
 	// Type, when set, is TypeQuestion or TypeReply.
 	Type string

@@ -163,7 +163,6 @@ func ExampleClient_Search() {
 	}
 	// Output:
 	// Retrying a post: After a «timeout», «retry» the post with the same request_id.
-	// Timeouts: Which «timeout» does the client use?
 }
 
 // exampleQuestion is a question for exampleNode to store.

@@ -16,8 +16,10 @@ import (
 // the query against the address it sees. A query restarea.SearchQuery's
 // Validate refuses is a *restarea.Error with CodeInvalidRequest naming
 // the field, and nothing is sent; so is one the server's cost bounds
-// refuse (too many terms, a cursor past restarea.MaxSearchDepth), after
-// it answered. Results carry Score and Snippet (Parts is left empty). A
+// refuse (too many terms, a prefix too short or expanding too far, only
+// exclusions, a cursor past restarea.MaxSearchDepth), after it answered.
+// q.Q is sent as written: the server reads its grammar (every word,
+// "phrases", prefix*, -exclusions; docs/api.md). Results carry Score and Snippet (Parts is left empty). A
 // node answers from its own index, so a node that is rebuilding it
 // answers 503: that, lost answers and 429 are retried within the
 // client's budget.

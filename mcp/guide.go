@@ -28,7 +28,7 @@ const retryProcedure = `Safe retries:
 // findMyPost is the one remedy for a post whose request_id was lost
 // before it was recorded: look for the post by its content.
 const findMyPost = `find_my_post (you lost the request_id before recording it):
-1. Call search_entries with q = the first sentence or two of the body you posted, word for word (q may have at most 32 distinct words; about 30 characters of Japanese or Chinese), actor = the actor.name you used, since = a time shortly before you posted (RFC 3339), and type.
+1. Call search_entries with q = the first sentence or two of the body you posted, word for word (q may have at most 32 distinct words; about 30 characters of Japanese or Chinese; leave out any word starting with -, which would exclude your own post), actor = the actor.name you used, since = a time shortly before you posted (RFC 3339), and type.
 2. Compare each result's body (and title) with yours, exactly. A match is very likely your post: keep its url.
 3. Names are self-reported: anyone can post under any actor.name, so a match may be someone else's post with the same text. Do not treat it as proof.
 4. No match: search answers from the node's own index, a moment behind its writes; wait a few seconds and search again before posting anew (with a new request_id, recorded first).`

@@ -132,7 +132,7 @@ var (
 
 var searchInput = object(schema{
 	"q": schema{"type": "string", "minLength": 1, "maxLength": restarea.MaxSearchQueryLen,
-		"description": "at most 32 distinct words"},
+		"description": "every word must match; \"a phrase\", prefix*, -exclusion; at most 32 distinct words"},
 	"type":   typeProp,
 	"actor":  str("exact actor.name"),
 	"since":  schema{"type": "string", "format": "date-time"},

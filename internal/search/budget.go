@@ -1,6 +1,8 @@
 package search
 
 import (
+	"strings"
+
 	"github.com/blevesearch/bleve/v2/analysis"
 
 	"github.com/restarea/restarea"
@@ -22,27 +24,73 @@ type Plan struct {
 	Query restarea.SearchQuery
 	// Offset is the cursor's position in the ranked list.
 	Offset int
-	// Terms are q's distinct analysed terms (at most MaxSearchTerms).
+	// Terms are the distinct analysed terms of q's words and phrases to
+	// find (not of those excluded): what snippets mark. Prefixes add the
+	// terms they expand to when the query runs.
 	Terms map[string]struct{}
+	// find are the clauses an entry must match, all of them; exclude the
+	// clauses it must match none of. Clauses the analyzer left nothing
+	// of are not there.
+	find, exclude []match
+	// bonus is the text of q's words and phrases (not prefixes or
+	// exclusions) as one phrase: a body holding it ranks first (the
+	// exact body of find_my_post).
+	bonus [][]string
 }
 
 // Check validates q and bounds its cost before anything runs: the checks
-// of restarea.SearchQuery.Validate, then at most restarea.MaxSearchTerms
-// distinct terms in q, and a cursor short of restarea.MaxSearchDepth. Every
-// refusal is CodeInvalidRequest naming the field (q or cursor). It reads
-// nothing but q, so a node calls it before spending any of its search
-// budget on the query.
+// of restarea.SearchQuery.Validate, then q's grammar (ParseQuery) and
+// analysis, at most restarea.MaxSearchTerms distinct terms in q (a prefix
+// counting one here, and what it expands to when the query runs), and a
+// cursor short of restarea.MaxSearchDepth. Every refusal is
+// CodeInvalidRequest naming the field (q or cursor): a prefix shorter
+// than restarea.MinSearchPrefixLen, or a q of exclusions only, is
+// refused. It reads nothing but q, so a node calls it before spending any
+// of its search budget on the query.
 func Check(q restarea.SearchQuery) (Plan, error) {
 	q, err := q.Validate()
 	if err != nil {
 		return Plan{}, err
 	}
-	terms := queryTerms(q.Q)
-	if len(terms) > restarea.MaxSearchTerms {
-		return Plan{}, restarea.Errorf(restarea.CodeInvalidRequest,
-			"q has more than %d distinct search terms: keep its most distinctive words (for find_my_post, a sentence or two of the body)",
-			restarea.MaxSearchTerms)
+	plan := Plan{Query: q, Terms: map[string]struct{}{}}
+	all := map[string]struct{}{}
+	forms := map[string]struct{}{}
+	excluded := false
+	var bonus []string
+	for _, c := range ParseQuery(q.Q) {
+		m, err := analyse(c)
+		if err != nil {
+			return Plan{}, err
+		}
+		excluded = excluded || c.Exclude
+		if !c.Exclude && !c.Prefix {
+			// Stop words too: they keep their gap in the phrase.
+			bonus = append(bonus, c.Text)
+		}
+		if m.empty() {
+			continue
+		}
+		addTerms(all, m.slots)
+		for _, f := range m.prefix {
+			forms[f] = struct{}{}
+		}
+		if len(all)+len(forms) > restarea.MaxSearchTerms {
+			return Plan{}, restarea.Errorf(restarea.CodeInvalidRequest,
+				"q has more than %d distinct search terms: keep its most distinctive words (for find_my_post, a sentence or two of the body)",
+				restarea.MaxSearchTerms)
+		}
+		if c.Exclude {
+			plan.exclude = append(plan.exclude, m)
+			continue
+		}
+		plan.find = append(plan.find, m)
+		addTerms(plan.Terms, m.slots)
 	}
+	if excluded && len(plan.find) == 0 {
+		return Plan{}, restarea.Errorf(restarea.CodeInvalidRequest,
+			"q has nothing to search for besides its exclusions (-word or -\"phrase\"): add a word or phrase the entries must contain")
+	}
+	plan.bonus = phraseSlots(analyzer.Analyze([]byte(strings.Join(bonus, " "))))
 	from, err := decodeCursor(q.Cursor)
 	if err != nil {
 		return Plan{}, err
@@ -52,21 +100,8 @@ func Check(q restarea.SearchQuery) (Plan, error) {
 			"cursor is past result %d, the deepest a search pages to; refine the query instead (more words, type, actor or since)",
 			restarea.MaxSearchDepth)
 	}
-	return Plan{Query: q, Offset: from, Terms: terms}, nil
-}
-
-// queryTerms returns the distinct terms textAnalyzer makes of s. It stops
-// counting one past MaxSearchTerms: q is at most MaxSearchQueryLen
-// characters, so the analysis itself is small.
-func queryTerms(s string) map[string]struct{} {
-	terms := map[string]struct{}{}
-	for _, t := range analyzer.Analyze([]byte(s)) {
-		terms[string(t.Term)] = struct{}{}
-		if len(terms) > restarea.MaxSearchTerms {
-			break
-		}
-	}
-	return terms
+	plan.Offset = from
+	return plan, nil
 }
 
 // matchSpans returns the byte ranges of body whose analysed terms are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,13 +63,23 @@ func (x *Index) Search(ctx context.Context, q restarea.SearchQuery) (restarea.Se
 			x.watermark.Load(), x.cfg.State.AppliedIndex()).WithRetryAfter(rebuildRetry)
 	}
 	x.waitFresh(ctx, x.cfg.State.AppliedIndex())
-	if len(plan.Terms) == 0 {
+	if len(plan.find) == 0 {
 		return page, nil // stop words only: nothing in the index matches
 	}
+	find, exclude, marks, err := x.expand(plan)
+	switch {
+	case restarea.ErrorCode(err) == restarea.CodeInvalidRequest:
+		return page, err
+	case err != nil:
+		return page, searchFailed(ctx, err)
+	case find == nil:
+		return page, nil // a prefix an entry must match expands to nothing
+	}
+	plan.Terms = marks
 	ctx, cancel := context.WithTimeout(ctx, maxQueryTime)
 	defer cancel()
 
-	bq := buildQuery(q)
+	bq := buildQuery(q, find, exclude, plan.bonus)
 	size := 0
 	for len(page.Results) < q.Limit && from < restarea.MaxSearchDepth {
 		size = min(max(2*(q.Limit-len(page.Results))+10, 4*size), restarea.MaxSearchDepth-from)
@@ -201,31 +212,29 @@ func matchesFilters(e restarea.Entry, q restarea.SearchQuery) bool {
 		(q.Since.IsZero() || !e.CreatedAt.Before(q.Since))
 }
 
-// buildQuery matches q.Q against title and body (textAnalyzer: stemmed,
-// and CJK as bigrams), with a bonus for the exact phrase (find_my_post searches by
-// the exact body), then applies the filters.
-func buildQuery(q restarea.SearchQuery) query.Query {
-	var text []query.Query
-	// The analyzer is named on each query, as the fields' mapping names it:
-	// a query on a field without one would use the index's default.
-	for _, f := range []struct {
-		field string
-		boost float64
-	}{{fTitle, 2}, {fBody, 1}} {
-		m := bleve.NewMatchQuery(q.Q)
-		m.SetField(f.field)
-		m.Analyzer = textAnalyzer
-		m.SetBoost(f.boost)
-		text = append(text, m)
-		if f.field == fBody {
-			p := bleve.NewMatchPhraseQuery(q.Q)
-			p.SetField(f.field)
-			p.Analyzer = textAnalyzer
-			p.SetBoost(3)
-			text = append(text, p)
-		}
+// buildQuery finds the entries that match every clause of find, each in
+// the title (boost 2) or the body, and none of exclude, with a bonus
+// (boost 3) for a body that holds bonus, the query's words as one phrase
+// (find_my_post searches by the exact body), then applies the filters.
+// Clauses are analysed already (textAnalyzer: stemmed, CJK as bigrams),
+// so the queries are built of terms; the index's fields hold the same.
+// Scores are bleve's TF-IDF, the clauses' summed.
+func buildQuery(q restarea.SearchQuery, find, exclude [][][]string, bonus [][]string) query.Query {
+	var must, mustNot []query.Query
+	body := 1.0
+	if len(find) == 1 && slices.EqualFunc(find[0], bonus, slices.Equal) {
+		// One word or phrase: the bonus is the clause itself. Its body
+		// match carries the bonus's weight rather than being run twice
+		// (a phrase's positions are read once per phrase query: twice
+		// cost a single phrase about two thirds more).
+		body, bonus = 1+3, nil
 	}
-	must := []query.Query{bleve.NewDisjunctionQuery(text...)}
+	for _, slots := range find {
+		must = append(must, bleve.NewDisjunctionQuery(fieldQuery(slots, fTitle, 2), fieldQuery(slots, fBody, body)))
+	}
+	for _, slots := range exclude {
+		mustNot = append(mustNot, fieldQuery(slots, fTitle, 1), fieldQuery(slots, fBody, 1))
+	}
 	if q.Type != "" {
 		t := bleve.NewTermQuery(q.Type)
 		t.SetField(fType)
@@ -242,10 +251,34 @@ func buildQuery(q restarea.SearchQuery) query.Query {
 		d.SetField(fCreated)
 		must = append(must, d)
 	}
-	if len(must) == 1 {
-		return must[0]
+	b := bleve.NewBooleanQuery()
+	b.AddMust(must...)
+	if len(bonus) > 0 {
+		b.AddShould(fieldQuery(bonus, fBody, 3))
 	}
-	return bleve.NewConjunctionQuery(must...)
+	b.AddMustNot(mustNot...)
+	return b
+}
+
+// fieldQuery matches slots in field: one term, any of a prefix's terms,
+// or a phrase (terms at consecutive positions, a nil slot matching any).
+func fieldQuery(slots [][]string, field string, boost float64) query.Query {
+	if len(slots) == 1 {
+		var any []query.Query
+		for _, term := range slots[0] {
+			t := bleve.NewTermQuery(term)
+			t.SetField(field)
+			t.SetBoost(boost)
+			any = append(any, t)
+		}
+		if len(any) == 1 {
+			return any[0]
+		}
+		return bleve.NewDisjunctionQuery(any...)
+	}
+	p := query.NewMultiPhraseQuery(slots, field)
+	p.SetBoost(boost)
+	return p
 }
 
 // A cursor is the opaque form of the offset of the next hit in the ranked

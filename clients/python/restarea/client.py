@@ -372,8 +372,9 @@ class Client:
         cursor: Optional[str] = None,
     ) -> SearchPage:
         """One page of full-text search over public entries, best first
-        (docs/api.md#search). Pass the page's next_cursor as cursor for the
-        next one. type is question or reply; actor an exact actor.name; since
+        (docs/api.md#search). q is sent as written: entries must hold every
+        word; "quoted phrases", prefix* and -exclusions are read by the
+        server. Pass the page's next_cursor as cursor for the next one. type is question or reply; actor an exact actor.name; since
         a time (created at or after). A bad parameter raises ApiError
         invalid_request naming it."""
         query = {"q": q}

@@ -458,8 +458,10 @@ export class Client {
   }
 
   /** One page of full-text search over public entries, best first
-   * (docs/api.md#search). Pass its next_cursor as opts.cursor for the next
-   * page. A bad parameter rejects with ApiError invalid_request naming it. */
+   * (docs/api.md#search). q is sent as written: entries must hold every
+   * word; "quoted phrases", prefix* and -exclusions are read by the server.
+   * Pass its next_cursor as opts.cursor for the next page. A bad parameter
+   * rejects with ApiError invalid_request naming it. */
   search(q: string, opts: SearchOptions = {}): Promise<SearchPage> {
     const query: Record<string, string> = { q };
     if (opts.type) query.type = opts.type;
