@@ -52,7 +52,9 @@ func applyVisibility(tx *bolt.Tx, a *auditor, id string, visible bool) (*Result,
 // replays get 410 until the tombstone expires. Deleting a deleted entry is
 // a no-op, and not audited.
 func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error) {
-	if tx.Bucket(bTombIDs).Get([]byte(id)) != nil {
+	if rid, err := get(tx, bTombIDs, []byte(id)); err != nil {
+		return nil, err
+	} else if rid != nil {
 		return &Result{Entry: &restarea.Entry{ID: id}}, nil
 	}
 	r, err := getRecord(tx, id)
@@ -69,13 +71,13 @@ func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Bucket(bTombs).Put([]byte(r.RequestID), t); err != nil {
+	if err := put(tx, bTombs, []byte(r.RequestID), t); err != nil {
 		return nil, err
 	}
-	if err := tx.Bucket(bTombIDs).Put([]byte(r.ID), []byte(r.RequestID)); err != nil {
+	if err := put(tx, bTombIDs, []byte(r.ID), []byte(r.RequestID)); err != nil {
 		return nil, err
 	}
-	if err := tx.Bucket(bTombExpiry).Put(append(u64(uint64(now)), r.RequestID...), nil); err != nil {
+	if err := putMark(tx, tx.Bucket(bTombExpiry), bTombExpiry, append(u64(uint64(now)), r.RequestID...)); err != nil {
 		return nil, err
 	}
 	rec, err := a.write(tx, restarea.AuditRecord{
@@ -116,7 +118,10 @@ func removeEntry(tx *bolt.Tx, r *record) error {
 // no setting in force is not audited (even when it marks a limit as set by
 // an operator).
 func applySettings(tx *bolt.Tx, a *auditor, c *SettingsCommand) (*Result, error) {
-	s := getSettings(tx)
+	s, err := getSettings(tx)
+	if err != nil {
+		return nil, err
+	}
 	before := s.Settings
 	p := c.Patch
 	if c.FromConfig {

@@ -132,7 +132,8 @@ func TestClusterVersionAboveMaxStopsApplying(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	var mu sync.Mutex
 	var halts []error
-	f, err := fsm.Open(path, fsm.Options{OnHalt: func(err error) {
+	// A binary that knows up to version 2 (the release before checksums).
+	f, err := fsm.Open(path, fsm.Options{ClusterVersionMax: 2, OnHalt: func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		halts = append(halts, err)
@@ -216,7 +217,7 @@ func TestRestoreRefusesUnknownClusterVersion(t *testing.T) {
 
 	halted := make(chan error, 1)
 	path := filepath.Join(t.TempDir(), "state.db")
-	old, err := fsm.Open(path, fsm.Options{OnHalt: func(err error) { halted <- err }})
+	old, err := fsm.Open(path, fsm.Options{ClusterVersionMax: 2, OnHalt: func(err error) { halted <- err }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,7 +165,7 @@ func TestGetSettingsMemo(t *testing.T) {
 				_ = json.Unmarshal(v, &want)
 			}
 			for range 2 {
-				if got := getSettings(tx); got != want {
+				if got, err := getSettings(tx); err != nil || got != want {
 					t.Fatalf("getSettings = %+v, want %+v (stored %s)", got, want, v)
 				}
 			}
