@@ -2,8 +2,8 @@ package fsm
 
 import (
 	"bytes"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"fmt"
 
 	"github.com/restarea/restarea"
