@@ -63,8 +63,9 @@ func (n *Node) checkClusterVersion() error {
 func (n *Node) onHalt(err error) {
 	n.haltErr.Store(&err)
 	msg := "stopping: this node cannot apply the cluster's log"
-	if errors.Is(err, fsm.ErrCorrupt) {
+	if c := (*fsm.CorruptError)(nil); errors.As(err, &c) {
 		msg = "stopping: this node's data is damaged" // docs/disasters.md, "When a node's disk rots"
+		n.met.corruption.WithLabelValues(c.File).Inc()
 	}
 	n.log.Error(msg, "err", err.Error(), "version", n.cfg.Version, "cluster_version_max", n.cfg.ClusterVersionMax)
 	go func() {
