@@ -25,11 +25,15 @@ func applyVisibility(tx *bolt.Tx, a *auditor, id string, visible bool) (*Result,
 	}
 	var rec *restarea.AuditRecord
 	if r.Visible != visible {
-		r.Visible = visible
-		if err := putRecord(tx, r); err != nil {
+		on, err := sumOn(tx)
+		if err != nil {
 			return nil, err
 		}
-		if err := index(tx, r, visible); err != nil {
+		r.Visible = visible
+		if err := putRecord(tx, on, r); err != nil {
+			return nil, err
+		}
+		if err := index(tx, on, r, visible); err != nil {
 			return nil, err
 		}
 		action := restarea.AuditHide
@@ -64,7 +68,11 @@ func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error)
 	if r == nil {
 		return refuse(restarea.CodeNotFound, 0, "no stored entry has id %s", id), nil
 	}
-	if err := removeEntry(tx, r); err != nil {
+	on, err := sumOn(tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeEntry(tx, on, r); err != nil {
 		return nil, err
 	}
 	t, err := json.Marshal(tombstone{ID: r.ID, ContentHash: contentHash(r.Content()), DeletedAt: now})
@@ -77,7 +85,7 @@ func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error)
 	if err := put(tx, bTombIDs, []byte(r.ID), []byte(r.RequestID)); err != nil {
 		return nil, err
 	}
-	if err := putMark(tx, tx.Bucket(bTombExpiry), bTombExpiry, append(u64(uint64(now)), r.RequestID...)); err != nil {
+	if err := putMark(tx.Bucket(bTombExpiry), on, bTombExpiry, append(u64(uint64(now)), r.RequestID...)); err != nil {
 		return nil, err
 	}
 	rec, err := a.write(tx, restarea.AuditRecord{
@@ -90,10 +98,11 @@ func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error)
 	return &Result{Entry: &restarea.Entry{ID: id}, Audit: rec}, nil
 }
 
-// removeEntry takes an entry out of every index and the entry bucket.
-func removeEntry(tx *bolt.Tx, r *record) error {
+// removeEntry takes an entry out of every index and the entry bucket;
+// on is sumOn of tx.
+func removeEntry(tx *bolt.Tx, on bool, r *record) error {
 	if r.Visible {
-		if err := index(tx, r, false); err != nil {
+		if err := index(tx, on, r, false); err != nil {
 			return err
 		}
 	}
@@ -110,7 +119,7 @@ func removeEntry(tx *bolt.Tx, r *record) error {
 			return err
 		}
 	}
-	return addCounter(tx, kEntries, -1)
+	return addCounter(tx, on, kEntries, -1)
 }
 
 // applySettings applies a settings patch. Limits an operator has set are

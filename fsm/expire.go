@@ -27,6 +27,10 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 			}
 			seqs = append(seqs, bytes.Clone(k[8:16]))
 		}
+		on, err := sumOn(tx)
+		if err != nil {
+			return nil, err
+		}
 		for _, seq := range seqs {
 			r, err := recordAt(tx, seq)
 			if err != nil {
@@ -35,7 +39,7 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 			if r == nil {
 				continue
 			}
-			if err := removeEntry(tx, r); err != nil {
+			if err := removeEntry(tx, on, r); err != nil {
 				return nil, err
 			}
 			n++

@@ -292,7 +292,11 @@ func admitGlobal(tx *bolt.Tx, now int64, limit restarea.Limit) (time.Duration, b
 		dropped++
 	}
 	if dropped > 0 {
-		if err := addCounter(tx, kGlobalCount, -dropped); err != nil {
+		on, err := sumOn(tx)
+		if err == nil {
+			err = addCounter(tx, on, kGlobalCount, -dropped)
+		}
+		if err != nil {
 			return 0, false, err
 		}
 	}
@@ -323,10 +327,14 @@ func admitGlobal(tx *bolt.Tx, now int64, limit restarea.Limit) (time.Duration, b
 }
 
 func recordGlobal(tx *bolt.Tx, now int64, seq uint64) error {
-	if err := putMark(tx, tx.Bucket(bGlobal), bGlobal, timeSeqKey(now, seq)); err != nil {
+	on, err := sumOn(tx)
+	if err != nil {
 		return err
 	}
-	return addCounter(tx, kGlobalCount, 1)
+	if err := putMark(tx.Bucket(bGlobal), on, bGlobal, timeSeqKey(now, seq)); err != nil {
+		return err
+	}
+	return addCounter(tx, on, kGlobalCount, 1)
 }
 
 // pruneSources drops sources with no attempt inside window, so idle

@@ -170,11 +170,11 @@ func admitReply(tx *bolt.Tx, parentID string) (*Result, error) {
 // storeNew stores a new record and indexes it; id and rid are r.ID and
 // r.RequestID as bytes.
 func storeNew(tx *bolt.Tx, r *record, id, rid []byte) error {
-	if err := putRecord(tx, r); err != nil {
-		return err
-	}
 	on, err := sumOn(tx)
 	if err != nil {
+		return err
+	}
+	if err := putRecord(tx, on, r); err != nil {
 		return err
 	}
 	seq := u64(r.Seq)
@@ -188,17 +188,18 @@ func storeNew(tx *bolt.Tx, r *record, id, rid []byte) error {
 	}
 	expiry := tx.Bucket(bExpiry)
 	expiry.FillPercent = 0.95
-	if err := putMark(tx, expiry, bExpiry, timeSeqKey(r.CreatedAt.UnixNano(), r.Seq)); err != nil {
+	if err := putMark(expiry, on, bExpiry, timeSeqKey(r.CreatedAt.UnixNano(), r.Seq)); err != nil {
 		return err
 	}
-	if err := index(tx, r, true); err != nil {
+	if err := index(tx, on, r, true); err != nil {
 		return err
 	}
-	return addCounter(tx, kEntries, 1)
+	return addCounter(tx, on, kEntries, 1)
 }
 
-// index adds r to (or removes it from) the public listing it belongs to.
-func index(tx *bolt.Tx, r *record, add bool) error {
+// index adds r to (or removes it from) the public listing it belongs to;
+// on is sumOn of tx.
+func index(tx *bolt.Tx, on bool, r *record, add bool) error {
 	name, k := bReplies, replyKey(r.ParentID, r.Seq)
 	if r.Type == restarea.TypeQuestion {
 		name, k = bThreads, u64(r.Seq)
@@ -210,7 +211,7 @@ func index(tx *bolt.Tx, r *record, add bool) error {
 	if r.Type == restarea.TypeQuestion {
 		b.FillPercent = 0.95
 	}
-	return putMark(tx, b, name, k)
+	return putMark(b, on, name, k)
 }
 
 // effectiveVisible is what a replay reports as visible: false when the

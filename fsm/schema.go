@@ -142,11 +142,8 @@ func decodeRecord(v []byte) (*record, error) {
 	return &r, nil
 }
 
-func putRecord(tx *bolt.Tx, r *record) error {
-	on, err := sumOn(tx)
-	if err != nil {
-		return err
-	}
+// putRecord stores r, sealed when on (sumOn of tx).
+func putRecord(tx *bolt.Tx, on bool, r *record) error {
 	// The JSON is written after room for the checksum's header, so a
 	// sealed record costs no copy.
 	b, ok := appendRecordJSON(make([]byte, sumHeader, sumHeader+recordJSONSize(r)), r)
@@ -225,7 +222,9 @@ func putSettings(tx *bolt.Tx, s storedSettings) error {
 	return put(tx, bMeta, kSettings, b)
 }
 
-func addCounter(tx *bolt.Tx, key []byte, delta int64) error {
+// addCounter adds delta to a counter of meta, stored sealed when on
+// (sumOn of tx); it never goes below 0.
+func addCounter(tx *bolt.Tx, on bool, key []byte, delta int64) error {
 	n, err := getU64(tx, bMeta, key)
 	if err != nil {
 		return err
@@ -234,7 +233,7 @@ func addCounter(tx *bolt.Tx, key []byte, delta int64) error {
 	if v < 0 {
 		v = 0
 	}
-	return putU64(tx, bMeta, key, uint64(v))
+	return storeU64(tx.Bucket(bMeta), on, bMeta, key, uint64(v))
 }
 
 // recordJSONSize is the length of r's JSON when no character needs an

@@ -151,21 +151,24 @@ func putU64(tx *bolt.Tx, bucket, k []byte, n uint64) error {
 	if err != nil {
 		return err
 	}
+	return storeU64(tx.Bucket(bucket), on, bucket, k, n)
+}
+
+// storeU64 is putU64 when the caller knows whether values are sealed (on,
+// from sumOn in the same transaction): a post stores several values and
+// reads the cluster version once.
+func storeU64(b *bolt.Bucket, on bool, bucket, k []byte, n uint64) error {
 	if !on {
-		return tx.Bucket(bucket).Put(k, u64(n))
+		return b.Put(k, u64(n))
 	}
-	b := make([]byte, sumHeader+8)
-	binary.BigEndian.PutUint64(b[sumHeader:], n)
-	return tx.Bucket(bucket).Put(k, sealInto(bucket, k, b))
+	v := make([]byte, sumHeader+8)
+	binary.BigEndian.PutUint64(v[sumHeader:], n)
+	return b.Put(k, sealInto(bucket, k, v))
 }
 
 // putMark stores a key whose value says nothing (an index entry): empty
-// before cluster version 3, the header alone after.
-func putMark(tx *bolt.Tx, b *bolt.Bucket, bucket, k []byte) error {
-	on, err := sumOn(tx)
-	if err != nil {
-		return err
-	}
+// before cluster version 3, the header alone after (on, from sumOn).
+func putMark(b *bolt.Bucket, on bool, bucket, k []byte) error {
 	if !on {
 		return b.Put(k, nil)
 	}
