@@ -313,12 +313,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		// effect: nothing of the open transaction is kept. The file stays
 		// at its last commit, and the node stops; a restart (after the
 		// runbook, on a fresh copy) applies the rest from the log.
-		tx.Rollback()
-		f.g.tx = nil
-		clear(f.g.logs)
-		f.g.logs = f.g.logs[:0]
-		f.pending.Store(false)
-		f.halted(halt.err)
+		f.haltDroppingGroupLocked(halt.err)
 		return make([]interface{}, len(logs)), nil
 	}
 	if halt != nil {
@@ -341,12 +336,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 	if err != nil {
 		// Damaged meta values the batch did not rewrite: a halt like a
 		// command's (corrupt.go).
-		tx.Rollback()
-		f.g.tx = nil
-		clear(f.g.logs)
-		f.g.logs = f.g.logs[:0]
-		f.pending.Store(false)
-		f.halted(err)
+		f.haltDroppingGroupLocked(err)
 		return make([]interface{}, len(logs)), nil
 	}
 	before := len(f.g.logs)
@@ -373,6 +363,20 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		f.halted(halt.err)
 	}
 	return out, nil
+}
+
+// haltDroppingGroupLocked stops the state machine on damaged bytes (a
+// CorruptError) met while applying into the open transaction: it is
+// rolled back whole, with the batches of the open group, which were
+// answered but not committed (raft applies them again on the next start).
+// f.gmu is held.
+func (f *FSM) haltDroppingGroupLocked(err error) {
+	f.g.tx.Rollback()
+	f.g.tx = nil
+	clear(f.g.logs)
+	f.g.logs = f.g.logs[:0]
+	f.pending.Store(false)
+	f.halted(err)
 }
 
 var (
