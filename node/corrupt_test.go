@@ -25,6 +25,13 @@ import (
 func TestRotInStateFileStopsTheNode(t *testing.T) {
 	dir := t.TempDir()
 	n := testnode.Start(t, testnode.WithDataDir(dir))
+	// The scrub's first pass runs as the node starts.
+	testkit.Eventually(t, 20*time.Second, "a scrub pass", func() error {
+		if got := counter(t, n, "restarea_scrub_passes_total", nil); got < 1 {
+			return fmt.Errorf("restarea_scrub_passes_total = %v", got)
+		}
+		return nil
+	})
 	if res, err := n.FinalizeUpgrade(context.Background()); err != nil || res.Status.ClusterVersion != 3 {
 		t.Fatalf("finalize: %+v, %v", res, err)
 	}
