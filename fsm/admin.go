@@ -25,11 +25,15 @@ func applyVisibility(tx *bolt.Tx, a *auditor, id string, visible bool) (*Result,
 	}
 	var rec *restarea.AuditRecord
 	if r.Visible != visible {
-		r.Visible = visible
-		if err := putRecord(tx, r); err != nil {
+		on, err := sumOn(tx)
+		if err != nil {
 			return nil, err
 		}
-		if err := index(tx, r, visible); err != nil {
+		r.Visible = visible
+		if err := putRecord(tx, on, r); err != nil {
+			return nil, err
+		}
+		if err := index(tx, on, r, visible); err != nil {
 			return nil, err
 		}
 		action := restarea.AuditHide
@@ -52,7 +56,9 @@ func applyVisibility(tx *bolt.Tx, a *auditor, id string, visible bool) (*Result,
 // replays get 410 until the tombstone expires. Deleting a deleted entry is
 // a no-op, and not audited.
 func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error) {
-	if tx.Bucket(bTombIDs).Get([]byte(id)) != nil {
+	if rid, err := get(tx, bTombIDs, []byte(id)); err != nil {
+		return nil, err
+	} else if rid != nil {
 		return &Result{Entry: &restarea.Entry{ID: id}}, nil
 	}
 	r, err := getRecord(tx, id)
@@ -62,20 +68,24 @@ func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error)
 	if r == nil {
 		return refuse(restarea.CodeNotFound, 0, "no stored entry has id %s", id), nil
 	}
-	if err := removeEntry(tx, r); err != nil {
+	on, err := sumOn(tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeEntry(tx, on, r); err != nil {
 		return nil, err
 	}
 	t, err := json.Marshal(tombstone{ID: r.ID, ContentHash: contentHash(r.Content()), DeletedAt: now})
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Bucket(bTombs).Put([]byte(r.RequestID), t); err != nil {
+	if err := put(tx, bTombs, []byte(r.RequestID), t); err != nil {
 		return nil, err
 	}
-	if err := tx.Bucket(bTombIDs).Put([]byte(r.ID), []byte(r.RequestID)); err != nil {
+	if err := put(tx, bTombIDs, []byte(r.ID), []byte(r.RequestID)); err != nil {
 		return nil, err
 	}
-	if err := tx.Bucket(bTombExpiry).Put(append(u64(uint64(now)), r.RequestID...), nil); err != nil {
+	if err := putMark(tx.Bucket(bTombExpiry), on, bTombExpiry, append(u64(uint64(now)), r.RequestID...)); err != nil {
 		return nil, err
 	}
 	rec, err := a.write(tx, restarea.AuditRecord{
@@ -88,10 +98,11 @@ func applyDelete(tx *bolt.Tx, a *auditor, now int64, id string) (*Result, error)
 	return &Result{Entry: &restarea.Entry{ID: id}, Audit: rec}, nil
 }
 
-// removeEntry takes an entry out of every index and the entry bucket.
-func removeEntry(tx *bolt.Tx, r *record) error {
+// removeEntry takes an entry out of every index and the entry bucket;
+// on is sumOn of tx.
+func removeEntry(tx *bolt.Tx, on bool, r *record) error {
 	if r.Visible {
-		if err := index(tx, r, false); err != nil {
+		if err := index(tx, on, r, false); err != nil {
 			return err
 		}
 	}
@@ -108,7 +119,7 @@ func removeEntry(tx *bolt.Tx, r *record) error {
 			return err
 		}
 	}
-	return addCounter(tx, kEntries, -1)
+	return addCounter(tx, on, kEntries, -1)
 }
 
 // applySettings applies a settings patch. Limits an operator has set are
@@ -116,7 +127,10 @@ func removeEntry(tx *bolt.Tx, r *record) error {
 // no setting in force is not audited (even when it marks a limit as set by
 // an operator).
 func applySettings(tx *bolt.Tx, a *auditor, c *SettingsCommand) (*Result, error) {
-	s := getSettings(tx)
+	s, err := getSettings(tx)
+	if err != nil {
+		return nil, err
+	}
 	before := s.Settings
 	p := c.Patch
 	if c.FromConfig {

@@ -46,9 +46,8 @@ func (a *auditor) write(tx *bolt.Tx, rec restarea.AuditRecord) (*restarea.AuditR
 	if err != nil {
 		return nil, fmt.Errorf("fsm: audit record: %w", err)
 	}
-	b := tx.Bucket(bAudit)
-	b.FillPercent = 0.95 // keys only grow (log indexes)
-	if err := b.Put(u64(a.index), v); err != nil {
+	tx.Bucket(bAudit).FillPercent = 0.95 // keys only grow (log indexes)
+	if err := put(tx, bAudit, u64(a.index), v); err != nil {
 		return nil, err
 	}
 	return &rec, nil
@@ -121,6 +120,10 @@ func expireAudit(tx *bolt.Tx, cut int64, max int) (int, error) {
 		var r struct {
 			Time time.Time `json:"time"`
 		}
+		v, err := unseal(bAudit, k, v)
+		if err != nil {
+			return 0, err
+		}
 		if err := json.Unmarshal(v, &r); err != nil {
 			return 0, fmt.Errorf("fsm: stored audit record %d: %w", readU64(k), err)
 		}
@@ -160,6 +163,10 @@ func (f *FSM) Audit(cursor string, limit int) (restarea.AuditPage, error) {
 				return nil
 			}
 			var r restarea.AuditRecord
+			v, err := unseal(bAudit, k, v)
+			if err != nil {
+				return err
+			}
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("fsm: stored audit record %d: %w", readU64(k), err)
 			}

@@ -63,7 +63,10 @@ func (e *UnknownClusterVersionError) Error() string {
 // more than one step ahead is refused; a target this binary does not know
 // stops the state machine (UnknownClusterVersionError).
 func (f *FSM) applyClusterVersion(tx *bolt.Tx, a *auditor, index uint64, target int) (*Result, error) {
-	cur := readClusterVersion(tx)
+	cur, err := readClusterVersion(tx)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case target <= 0:
 		return refuse(restarea.CodeInvalidRequest, 0, "cluster version command without a target version"), nil
@@ -74,8 +77,16 @@ func (f *FSM) applyClusterVersion(tx *bolt.Tx, a *auditor, index uint64, target 
 	case target > f.maxClusterVersion():
 		return nil, &UnknownClusterVersionError{Index: index, Version: target, Max: f.maxClusterVersion()}
 	}
-	if err := tx.Bucket(bMeta).Put(kClusterVersion, u64(uint64(target))); err != nil {
+	if err := putU64(tx, bMeta, kClusterVersion, uint64(target)); err != nil {
 		return nil, err
+	}
+	if target == sumFromVersion {
+		// Values are sealed from here on; the sources pruning position
+		// may hold a bare SHA-256, which could start like a sealed value,
+		// so it is dropped (pruning starts again from the first source).
+		if err := tx.Bucket(bMeta).Delete(kPruneFrom); err != nil {
+			return nil, err
+		}
 	}
 	rec, err := a.write(tx, restarea.AuditRecord{
 		Action:  restarea.AuditClusterVersion,
@@ -91,11 +102,12 @@ func (f *FSM) maxClusterVersion() int {
 	return ClusterVersionMax
 }
 
-func readClusterVersion(tx *bolt.Tx) int {
-	if v := tx.Bucket(bMeta).Get(kClusterVersion); v != nil {
-		return int(readU64(v))
+func readClusterVersion(tx *bolt.Tx) (int, error) {
+	v, err := get(tx, bMeta, kClusterVersion)
+	if v == nil || err != nil {
+		return 1, err
 	}
-	return 1
+	return int(readU64(v)), nil
 }
 
 // ClusterVersion is the cluster version in force, as applied (1 until an
@@ -154,8 +166,8 @@ func ReadClusterVersion(path string) (v int, err error) {
 	}
 	defer db.Close()
 	err = db.View(func(tx *bolt.Tx) error {
-		v = readClusterVersion(tx)
-		return nil
+		v, err = readClusterVersion(tx)
+		return err
 	})
 	return v, err
 }
@@ -165,6 +177,9 @@ func ReadClusterVersion(path string) (v int, err error) {
 // commands by rules it does not have.
 func (f *FSM) checkRestoredClusterVersion(path string) error {
 	v, err := ReadClusterVersion(path)
+	if errors.Is(err, ErrCorrupt) {
+		return err // a damaged copy: refused, this node's own file is intact
+	}
 	if err != nil || v <= f.maxClusterVersion() {
 		return nil // checkStateFile already judged the file
 	}

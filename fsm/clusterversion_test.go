@@ -132,6 +132,7 @@ func TestClusterVersionAboveMaxStopsApplying(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	var mu sync.Mutex
 	var halts []error
+	// A binary that knows up to version 2 (the release before checksums).
 	f, err := fsm.Open(path, fsm.Options{ClusterVersionMax: 2, OnHalt: func(err error) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -21,8 +21,15 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 		cut := now - int64(c.Retention)
 		cur := tx.Bucket(bExpiry).Cursor()
 		var seqs [][]byte
-		for k, _ := cur.First(); k != nil && len(seqs) < max && int64(readU64(k[:8])) < cut; k, _ = cur.Next() {
+		for k, v := cur.First(); k != nil && len(seqs) < max && int64(readU64(k[:8])) < cut; k, v = cur.Next() {
+			if _, err := unseal(bExpiry, k, v); err != nil {
+				return nil, err
+			}
 			seqs = append(seqs, bytes.Clone(k[8:16]))
+		}
+		on, err := sumOn(tx)
+		if err != nil {
+			return nil, err
 		}
 		for _, seq := range seqs {
 			r, err := recordAt(tx, seq)
@@ -32,7 +39,7 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 			if r == nil {
 				continue
 			}
-			if err := removeEntry(tx, r); err != nil {
+			if err := removeEntry(tx, on, r); err != nil {
 				return nil, err
 			}
 			n++
@@ -42,12 +49,19 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 		cut := now - int64(c.TombstoneRetention)
 		cur := tx.Bucket(bTombExpiry).Cursor()
 		var keys [][]byte
-		for k, _ := cur.First(); k != nil && len(keys) < max && int64(readU64(k[:8])) < cut; k, _ = cur.Next() {
+		for k, v := cur.First(); k != nil && len(keys) < max && int64(readU64(k[:8])) < cut; k, v = cur.Next() {
+			if _, err := unseal(bTombExpiry, k, v); err != nil {
+				return nil, err
+			}
 			keys = append(keys, bytes.Clone(k))
 		}
 		for _, k := range keys {
 			reqID := k[8:]
-			if v := tx.Bucket(bTombs).Get(reqID); v != nil {
+			v, err := get(tx, bTombs, reqID)
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
 				var t tombstone
 				if err := json.Unmarshal(v, &t); err == nil {
 					if err := tx.Bucket(bTombIDs).Delete([]byte(t.ID)); err != nil {
@@ -72,8 +86,13 @@ func applyExpire(tx *bolt.Tx, now int64, c *ExpireCommand) (*Result, error) {
 		}
 		n += k
 	}
-	s := getSettings(tx)
-	pruneSources(tx, now, s.PerSourceLimit.Window(), max)
+	s, err := getSettings(tx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pruneSources(tx, now, s.PerSourceLimit.Window(), max); err != nil {
+		return nil, err
+	}
 	return &Result{Expired: n}, nil
 }
 
@@ -85,7 +104,10 @@ func (f *FSM) ExpiryDue(before int64, limit int) (int, error) {
 	n := 0
 	err := f.view(func(tx *bolt.Tx) error {
 		cur := tx.Bucket(bExpiry).Cursor()
-		for k, _ := cur.First(); k != nil && n < limit && int64(readU64(k[:8])) < before; k, _ = cur.Next() {
+		for k, v := cur.First(); k != nil && n < limit && int64(readU64(k[:8])) < before; k, v = cur.Next() {
+			if _, err := unseal(bExpiry, k, v); err != nil {
+				return err
+			}
 			n++
 		}
 		return nil

@@ -29,13 +29,20 @@ func (f *FSM) EntriesAfter(after uint64, limit int) ([]SeqEntry, uint64, error) 
 	var out []SeqEntry
 	var mark uint64
 	err := f.view(func(tx *bolt.Tx) error {
-		applied := readU64(tx.Bucket(bMeta).Get(kApplied))
+		applied, err := getU64(tx, bMeta, kApplied)
+		if err != nil {
+			return err
+		}
 		c := tx.Bucket(bEntries).Cursor()
 		k, v := c.Seek(u64(after + 1))
 		for ; k != nil; k, v = c.Next() {
 			if len(out) == limit {
 				mark = out[len(out)-1].Seq
 				return nil
+			}
+			v, err := unseal(bEntries, k, v)
+			if err != nil {
+				return err
 			}
 			r, err := decodeRecord(v)
 			if err != nil {
@@ -65,7 +72,12 @@ func (f *FSM) PublicEntries(ids []string) (map[string]restarea.Entry, error) {
 			if err != nil {
 				return err
 			}
-			if r != nil && effectiveVisible(tx, r) {
+			if r == nil {
+				continue
+			}
+			if vis, err := effectiveVisible(tx, r); err != nil {
+				return err
+			} else if vis {
 				out[id] = public(r)
 			}
 		}
@@ -79,9 +91,12 @@ func (f *FSM) PublicEntries(ids []string) (map[string]restarea.Entry, error) {
 func (f *FSM) Stored(ids []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(ids))
 	err := f.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bIDs)
 		for _, id := range ids {
-			if b.Get([]byte(id)) != nil {
+			seq, err := get(tx, bIDs, []byte(id))
+			if err != nil {
+				return err
+			}
+			if seq != nil {
 				out[id] = true
 			}
 		}

@@ -148,11 +148,19 @@ func (f *FSM) open() error {
 		}
 		// The lineage before the applied index: a reader that sees the
 		// index of a restored snapshot sees its lineage (node/lineage.go).
-		f.lineage.Store(readLineage(tx))
-		f.applied.Store(readU64(tx.Bucket(bMeta).Get(kApplied)))
-		f.logFormat.Store(int32(readLogFormat(tx)))
-		f.clusterVersion.Store(int32(readClusterVersion(tx)))
-		f.clock.Store(int64(readU64(tx.Bucket(bMeta).Get(kClock))))
+		l, err := readLineage(tx)
+		if err != nil {
+			return err
+		}
+		f.lineage.Store(l)
+		m, err := readMetaState(tx)
+		if err != nil {
+			return err
+		}
+		f.applied.Store(m.applied)
+		f.logFormat.Store(int32(m.format))
+		f.clusterVersion.Store(int32(m.version))
+		f.clock.Store(m.clock)
 		return nil
 	})
 	if err != nil {
@@ -305,12 +313,7 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		// effect: nothing of the open transaction is kept. The file stays
 		// at its last commit, and the node stops; a restart (after the
 		// runbook, on a fresh copy) applies the rest from the log.
-		tx.Rollback()
-		f.g.tx = nil
-		clear(f.g.logs)
-		f.g.logs = f.g.logs[:0]
-		f.pending.Store(false)
-		f.halted(halt.err)
+		f.haltDroppingGroupLocked(halt.err)
 		return make([]interface{}, len(logs)), nil
 	}
 	if halt != nil {
@@ -329,9 +332,13 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		f.g.tx = nil
 		return nil, err
 	}
-	format := readLogFormat(tx)
-	cversion := readClusterVersion(tx)
-	clock := int64(readU64(tx.Bucket(bMeta).Get(kClock)))
+	m, err := readMetaState(tx)
+	if err != nil {
+		// Damaged meta values the batch did not rewrite: a halt like a
+		// command's (corrupt.go).
+		f.haltDroppingGroupLocked(err)
+		return make([]interface{}, len(logs)), nil
+	}
 	before := len(f.g.logs)
 	f.g.logs = append(f.g.logs, logs...)
 	// After a failed commit the apply goroutine itself retries, as without
@@ -349,13 +356,27 @@ func (f *FSM) applyBatch(logs []*raft.Log) ([]interface{}, error) {
 		f.armLocked(f.opts.CommitEvery - time.Since(f.g.began))
 	}
 	f.applied.Store(last)
-	f.logFormat.Store(int32(format))
-	f.clusterVersion.Store(int32(cversion))
-	f.clock.Store(clock)
+	f.logFormat.Store(int32(m.format))
+	f.clusterVersion.Store(int32(m.version))
+	f.clock.Store(m.clock)
 	if halt != nil {
 		f.halted(halt.err)
 	}
 	return out, nil
+}
+
+// haltDroppingGroupLocked stops the state machine on damaged bytes (a
+// CorruptError) met while applying into the open transaction: it is
+// rolled back whole, with the batches of the open group, which were
+// answered but not committed (raft applies them again on the next start).
+// f.gmu is held.
+func (f *FSM) haltDroppingGroupLocked(err error) {
+	f.g.tx.Rollback()
+	f.g.tx = nil
+	clear(f.g.logs)
+	f.g.logs = f.g.logs[:0]
+	f.pending.Store(false)
+	f.halted(err)
 }
 
 var (
@@ -424,7 +445,12 @@ func (f *FSM) applyLogs(tx *bolt.Tx, logs []*raft.Log, applied uint64, out []int
 	if last == applied {
 		return last, halt
 	}
-	if err := tx.Bucket(bMeta).Put(kApplied, u64(last)); err != nil {
+	if err := putU64(tx, bMeta, kApplied, last); err != nil {
+		if halting(err) {
+			// The cluster version read to seal the index is damaged: stop
+			// like a command that met it (its caller keeps nothing of tx).
+			return applied, &stoppedAt{err: err, pos: len(logs)}
+		}
 		return applied, err
 	}
 	return last, halt
@@ -437,11 +463,20 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 		// every node running it.
 		return refuse(restarea.CodeInternal, 0, "%v", err), nil
 	}
-	now := advanceClock(tx, cmd.Time)
+	now, err := advanceClock(tx, cmd.Time)
+	if err != nil {
+		return nil, err
+	}
 	var a *auditor // nil before log format 3: nothing is audited
-	if cmd.Op != OpPost && cmd.Op != OpExpire && readLogFormat(tx) >= 3 {
+	if cmd.Op != OpPost && cmd.Op != OpExpire {
 		// Posts and expiry are not operator actions: they skip the read.
-		a = &auditor{index: l.Index, now: now, source: cmd.Origin}
+		format, err := readLogFormat(tx)
+		if err != nil {
+			return nil, err
+		}
+		if format >= 3 {
+			a = &auditor{index: l.Index, now: now, source: cmd.Origin}
+		}
 	}
 	switch cmd.Op {
 	case OpPost:
@@ -492,14 +527,35 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 // time, but never earlier than a time already applied, so that a new
 // leader with a slower clock cannot make entries older than their
 // predecessors.
-func advanceClock(tx *bolt.Tx, t int64) int64 {
-	m := tx.Bucket(bMeta)
-	last := int64(readU64(m.Get(kClock)))
-	if t < last {
-		t = last
+func advanceClock(tx *bolt.Tx, t int64) (int64, error) {
+	last, err := getU64(tx, bMeta, kClock)
+	if err != nil {
+		return 0, err
 	}
-	m.Put(kClock, u64(uint64(t)))
-	return t
+	t = max(t, int64(last))
+	return t, putU64(tx, bMeta, kClock, uint64(t))
+}
+
+// metaState is what the FSM keeps of meta in memory after each batch.
+type metaState struct {
+	applied         uint64
+	format, version int
+	clock           int64
+}
+
+func readMetaState(tx *bolt.Tx) (m metaState, err error) {
+	if m.applied, err = getU64(tx, bMeta, kApplied); err != nil {
+		return m, err
+	}
+	if m.format, err = readLogFormat(tx); err != nil {
+		return m, err
+	}
+	if m.version, err = readClusterVersion(tx); err != nil {
+		return m, err
+	}
+	clock, err := getU64(tx, bMeta, kClock)
+	m.clock = int64(clock)
+	return m, err
 }
 
 // Snapshot captures the state at the current applied index. The read
@@ -698,8 +754,8 @@ func CheckStateFile(path string) (uint64, error) {
 	defer db.Close()
 	var idx uint64
 	err = db.View(func(tx *bolt.Tx) error {
-		idx = readU64(tx.Bucket(bMeta).Get(kApplied))
-		return nil
+		idx, err = getU64(tx, bMeta, kApplied)
+		return err
 	})
 	return idx, err
 }

@@ -60,8 +60,11 @@ func (f *FSM) beginGroupLocked() error {
 		return err
 	}
 	if len(f.g.logs) > 0 {
-		committed := readU64(tx.Bucket(bMeta).Get(kApplied))
-		if _, err := f.applyLogs(tx, f.g.logs, committed, nil); err != nil {
+		committed, err := getU64(tx, bMeta, kApplied)
+		if err == nil {
+			_, err = f.applyLogs(tx, f.g.logs, committed, nil)
+		}
+		if err != nil {
 			tx.Rollback()
 			return fmt.Errorf("applying again after a failed commit: %w", err)
 		}

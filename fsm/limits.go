@@ -18,12 +18,19 @@ import (
 func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (time.Duration, bool, error) {
 	b := tx.Bucket(bSources)
 	key := sourceKey(source)
-	v := b.Get(key)
+	v, err := unseal(bSources, key, b.Get(key))
+	if err != nil {
+		return 0, false, err
+	}
 	if wait, ok := sourceVerdict(v, now, limit); !ok {
 		return wait, false, nil
 	}
+	on, err := sumOn(tx)
+	if err != nil {
+		return 0, false, err
+	}
 	if limit.Count > exactSourceLimit {
-		return 0, true, recordSlotted(b, key, v, now, limit)
+		return 0, true, recordSlotted(b, on, key, v, now, limit)
 	}
 	cut := now - int64(limit.Window())
 	if isSlotted(v) {
@@ -33,7 +40,7 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 		for i < len(times) && times[i] <= cut {
 			i++
 		}
-		return 0, true, b.Put(key, packTimes(append(times[i:], now)))
+		return 0, true, b.Put(key, sealed(on, bSources, key, packTimes(append(times[i:], now))))
 	}
 	// The common case works on the stored bytes directly, so an attempt
 	// costs one allocation (the new value) instead of three.
@@ -42,10 +49,10 @@ func admitSource(tx *bolt.Tx, source string, now int64, limit restarea.Limit) (t
 	for i < n && int64(binary.BigEndian.Uint64(v[8*i:])) <= cut {
 		i++
 	}
-	buf := make([]byte, 8*(n-i+1))
-	copy(buf, v[8*i:8*n])
-	binary.BigEndian.PutUint64(buf[8*(n-i):], uint64(now))
-	return 0, true, b.Put(key, buf)
+	buf := make([]byte, sumHeader+8*(n-i+1))
+	copy(buf[sumHeader:], v[8*i:8*n])
+	binary.BigEndian.PutUint64(buf[sumHeader+8*(n-i):], uint64(now))
+	return 0, true, putBuilt(b, on, bSources, key, buf)
 }
 
 // sourceKey is the key of a source's attempts in bSources.
@@ -145,7 +152,7 @@ func isSlotted(v []byte) bool { return len(v) >= 8 && bytes.Equal(v[:8], slotMag
 
 // recordSlotted records an admitted attempt in a slotted record (v is the
 // stored one, slotted or an exact list to convert).
-func recordSlotted(b *bolt.Bucket, key, v []byte, now int64, limit restarea.Limit) error {
+func recordSlotted(b *bolt.Bucket, on bool, key, v []byte, now int64, limit restarea.Limit) error {
 	window := int64(limit.Window())
 	width := window / sourceSlots
 	cut := now - window
@@ -180,8 +187,8 @@ func recordSlotted(b *bolt.Bucket, key, v []byte, now int64, limit restarea.Limi
 	if grow {
 		size += 16
 	}
-	buf := make([]byte, 8, size)
-	copy(buf, slotMagic)
+	buf := make([]byte, sumHeader+8, sumHeader+size)
+	copy(buf[sumHeader:], slotMagic)
 	for i := range n {
 		s := at(i)
 		if s.start <= cut {
@@ -197,7 +204,7 @@ func recordSlotted(b *bolt.Bucket, key, v []byte, now int64, limit restarea.Limi
 		buf = binary.BigEndian.AppendUint64(buf, uint64(cur))
 		buf = binary.BigEndian.AppendUint64(buf, 1)
 	}
-	return b.Put(key, buf)
+	return putBuilt(b, on, bSources, key, buf)
 }
 
 // attemptSlots reads a record as slots of the given width, converting an
@@ -270,41 +277,64 @@ func unpackTimes(b []byte) []int64 {
 // admitGlobal checks the site-wide cap on new entries in the window. The
 // window's entries are keys in bGlobal, oldest first; expired ones are
 // dropped here, so the work per post is constant on average.
-func admitGlobal(tx *bolt.Tx, now int64, limit restarea.Limit) (time.Duration, bool) {
+func admitGlobal(tx *bolt.Tx, now int64, limit restarea.Limit) (time.Duration, bool, error) {
 	b := tx.Bucket(bGlobal)
 	cut := now - int64(limit.Window())
 	c := b.Cursor()
 	var dropped int64
-	for k, _ := c.First(); k != nil && int64(readU64(k[:8])) <= cut; k, _ = c.First() {
+	for k, v := c.First(); k != nil && int64(readU64(k[:8])) <= cut; k, v = c.First() {
+		if _, err := unseal(bGlobal, k, v); err != nil {
+			return 0, false, err
+		}
 		if err := c.Delete(); err != nil {
 			break
 		}
 		dropped++
 	}
 	if dropped > 0 {
-		addCounter(tx, kGlobalCount, -dropped)
+		on, err := sumOn(tx)
+		if err == nil {
+			err = addCounter(tx, on, kGlobalCount, -dropped)
+		}
+		if err != nil {
+			return 0, false, err
+		}
 	}
-	count := int(readU64(tx.Bucket(bMeta).Get(kGlobalCount)))
+	n, err := getU64(tx, bMeta, kGlobalCount)
+	if err != nil {
+		return 0, false, err
+	}
+	count := int(n)
 	if count < limit.Count {
-		return 0, true
+		return 0, true, nil
 	}
 	// The window frees a slot when its (count-limit+1)-th oldest entry
 	// leaves it; walking is bounded by how far the limit was lowered.
-	k, _ := c.First()
+	k, v := c.First()
 	for i := 0; i < count-limit.Count && k != nil; i++ {
-		k, _ = c.Next()
+		if _, err := unseal(bGlobal, k, v); err != nil {
+			return 0, false, err
+		}
+		k, v = c.Next()
 	}
 	if k == nil {
-		return time.Second, false
+		return time.Second, false, nil
 	}
-	return time.Duration(int64(readU64(k[:8])) + int64(limit.Window()) - now), false
+	if _, err := unseal(bGlobal, k, v); err != nil {
+		return 0, false, err
+	}
+	return time.Duration(int64(readU64(k[:8])) + int64(limit.Window()) - now), false, nil
 }
 
 func recordGlobal(tx *bolt.Tx, now int64, seq uint64) error {
-	if err := tx.Bucket(bGlobal).Put(timeSeqKey(now, seq), nil); err != nil {
+	on, err := sumOn(tx)
+	if err != nil {
 		return err
 	}
-	return addCounter(tx, kGlobalCount, 1)
+	if err := putMark(tx.Bucket(bGlobal), on, bGlobal, timeSeqKey(now, seq)); err != nil {
+		return err
+	}
+	return addCounter(tx, on, kGlobalCount, 1)
 }
 
 // pruneSources drops sources with no attempt inside window, so idle
@@ -312,31 +342,52 @@ func recordGlobal(tx *bolt.Tx, now int64, seq uint64) error {
 // max sources, continuing where the previous call stopped (the position is
 // part of the replicated state), so one expiry command stays small however
 // many sources there are.
-func pruneSources(tx *bolt.Tx, now int64, window time.Duration, max int) int {
+func pruneSources(tx *bolt.Tx, now int64, window time.Duration, max int) (int, error) {
 	b := tx.Bucket(bSources)
 	meta := tx.Bucket(bMeta)
 	cut := now - int64(window)
 	c := b.Cursor()
 	var k, v []byte
-	if from := meta.Get(kPruneFrom); from != nil {
+	from, err := readPruneFrom(tx)
+	if err != nil {
+		return 0, err
+	}
+	if from != nil {
 		k, v = c.Seek(from)
 	} else {
 		k, v = c.First()
 	}
 	var stale [][]byte
 	for n := 0; k != nil && n < max; n++ {
-		if newestAttempt(v) <= cut {
+		times, err := unseal(bSources, k, v)
+		if err != nil {
+			return 0, err
+		}
+		if newestAttempt(times) <= cut {
 			stale = append(stale, bytes.Clone(k))
 		}
 		k, v = c.Next()
 	}
 	if k == nil {
 		meta.Delete(kPruneFrom)
-	} else {
-		meta.Put(kPruneFrom, bytes.Clone(k))
+	} else if err := put(tx, bMeta, kPruneFrom, bytes.Clone(k)); err != nil {
+		return 0, err
 	}
 	for _, s := range stale {
 		b.Delete(s)
 	}
-	return len(stale)
+	return len(stale), nil
+}
+
+// readPruneFrom returns where the next pruning pass starts (nil: at the
+// first source). Before cluster version 3 the value is a bare sources
+// key, which may be a SHA-256 and start with any byte, so it is taken as
+// it is; the step to version 3 deletes it (applyClusterVersion), so from
+// then on it is sealed like every other value.
+func readPruneFrom(tx *bolt.Tx) ([]byte, error) {
+	on, err := sumOn(tx)
+	if err != nil || !on {
+		return tx.Bucket(bMeta).Get(kPruneFrom), err
+	}
+	return get(tx, bMeta, kPruneFrom)
 }

@@ -124,7 +124,13 @@ func TestAdmitSourceMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bSources); return err }); err != nil {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			if _, err := tx.CreateBucket(bMeta); err != nil { // the cluster version: stored values are bare
+				return err
+			}
+			_, err := tx.CreateBucket(bSources)
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		dbs[i] = db

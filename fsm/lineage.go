@@ -30,13 +30,26 @@ func (f *FSM) Lineage() (lineage, parent [LineageSize]byte) {
 	return
 }
 
-func readLineage(tx *bolt.Tx) *[2][LineageSize]byte {
+// readLineage reads the stored lineage. Its bytes are random, so the
+// first byte cannot tell a sealed value from a bare one (sum.go): the
+// length does — 32 bytes bare, 37 sealed.
+func readLineage(tx *bolt.Tx) (*[2][LineageSize]byte, error) {
 	var l [2][LineageSize]byte
-	if v := tx.Bucket(bMeta).Get(kLineage); len(v) == 2*LineageSize {
+	v := tx.Bucket(bMeta).Get(kLineage)
+	if len(v) == sumHeader+2*LineageSize {
+		if v[0] != sumMarker {
+			return nil, &CorruptError{File: stateFile, Where: where(bMeta, kLineage) + ": checksum marker"}
+		}
+		var err error
+		if v, err = unseal(bMeta, kLineage, v); err != nil {
+			return nil, err
+		}
+	}
+	if len(v) == 2*LineageSize {
 		copy(l[0][:], v)
 		copy(l[1][:], v[LineageSize:])
 	}
-	return &l
+	return &l, nil
 }
 
 // SetLineage records a new lineage and its parent, durably. Only recovery
@@ -56,7 +69,7 @@ func (f *FSM) SetLineage(lineage, parent [LineageSize]byte) error {
 		return fmt.Errorf("fsm: set lineage: %w", err)
 	}
 	v := append(append([]byte{}, lineage[:]...), parent[:]...)
-	if err := f.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kLineage, v) }); err != nil {
+	if err := f.db.Update(func(tx *bolt.Tx) error { return put(tx, bMeta, kLineage, v) }); err != nil {
 		return fmt.Errorf("fsm: set lineage: %w", err)
 	}
 	if f.db.NoSync {
@@ -80,7 +93,10 @@ func ReadLineage(path string) (lineage, parent [LineageSize]byte, err error) {
 	}
 	defer db.Close()
 	err = db.View(func(tx *bolt.Tx) error {
-		l := readLineage(tx)
+		l, err := readLineage(tx)
+		if err != nil {
+			return err
+		}
 		lineage, parent = l[0], l[1]
 		return nil
 	})

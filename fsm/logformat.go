@@ -25,17 +25,18 @@ var kLogFormat = []byte("log_format")
 
 // applyEnableLog raises the log format to v; it never lowers it.
 func applyEnableLog(tx *bolt.Tx, v int) (*Result, error) {
-	if readLogFormat(tx) >= v {
-		return &Result{}, nil
+	if cur, err := readLogFormat(tx); err != nil || cur >= v {
+		return &Result{}, err
 	}
-	return &Result{}, tx.Bucket(bMeta).Put(kLogFormat, u64(uint64(v)))
+	return &Result{}, putU64(tx, bMeta, kLogFormat, uint64(v))
 }
 
-func readLogFormat(tx *bolt.Tx) int {
-	if v := tx.Bucket(bMeta).Get(kLogFormat); v != nil {
-		return int(readU64(v))
+func readLogFormat(tx *bolt.Tx) (int, error) {
+	v, err := get(tx, bMeta, kLogFormat)
+	if v == nil || err != nil {
+		return 1, err
 	}
-	return 1
+	return int(readU64(v)), nil
 }
 
 // LogFormat is the log format every member of the cluster is known to

@@ -29,7 +29,11 @@ type MemberCommand struct {
 func applyMember(tx *bolt.Tx, a *auditor, c *MemberCommand) (*Result, error) {
 	b := tx.Bucket(bMembers)
 	var prev *MemberInfo
-	if v := b.Get([]byte(c.ID)); v != nil {
+	v, err := get(tx, bMembers, []byte(c.ID))
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
 		var m MemberInfo
 		if json.Unmarshal(v, &m) == nil {
 			prev = &m
@@ -49,7 +53,7 @@ func applyMember(tx *bolt.Tx, a *auditor, c *MemberCommand) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := b.Put([]byte(c.ID), v); err != nil {
+		if err := put(tx, bMembers, []byte(c.ID), v); err != nil {
 			return nil, err
 		}
 		switch {
@@ -71,6 +75,10 @@ func (f *FSM) Members() (map[string]MemberInfo, error) {
 	out := map[string]MemberInfo{}
 	err := f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bMembers).ForEach(func(k, v []byte) error {
+			v, err := unseal(bMembers, k, v)
+			if err != nil {
+				return err
+			}
 			var m MemberInfo
 			if json.Unmarshal(v, &m) == nil {
 				out[string(k)] = m

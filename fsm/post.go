@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 
@@ -16,7 +15,10 @@ const writesDisabledRetry = 30 * time.Second
 // applyPost runs the checks of docs/contract.md §2 in their order: the
 // per-source limit, the match against stored requests, admission, store.
 func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*Result, error) {
-	settings := getSettings(tx)
+	settings, err := getSettings(tx)
+	if err != nil {
+		return nil, err
+	}
 
 	// 1. Per-source limit: every attempt counts, replays included.
 	var full time.Duration
@@ -29,7 +31,12 @@ func (f *FSM) applyPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand) (*
 		}
 		// Whether this attempt filled the window: the leader then looks
 		// closely at the source's next post (node/precheck.go).
-		if wait, ok := sourceVerdict(tx.Bucket(bSources).Get(sourceKey(p.Source)), now, limit); !ok {
+		key := sourceKey(p.Source)
+		v, err := unseal(bSources, key, tx.Bucket(bSources).Get(key))
+		if err != nil {
+			return nil, err
+		}
+		if wait, ok := sourceVerdict(v, now, limit); !ok {
 			full = wait
 		}
 	}
@@ -49,7 +56,9 @@ func (f *FSM) admitPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand, se
 	rid := []byte(req.RequestID)
 
 	// 2. Match against stored requests.
-	if v := tx.Bucket(bTombs).Get(rid); v != nil {
+	if v, err := get(tx, bTombs, rid); err != nil {
+		return nil, err
+	} else if v != nil {
 		var t tombstone
 		if err := json.Unmarshal(v, &t); err != nil {
 			return nil, err
@@ -59,7 +68,11 @@ func (f *FSM) admitPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand, se
 		}
 		return refuse(restarea.CodeConflict, 0, "request_id was used for different content; nothing was stored"), nil
 	}
-	if seq := tx.Bucket(bByRequest).Get(rid); seq != nil {
+	seq, err := get(tx, bByRequest, rid)
+	if err != nil {
+		return nil, err
+	}
+	if seq != nil {
 		r, err := recordAt(tx, seq)
 		if err != nil {
 			return nil, err
@@ -74,7 +87,9 @@ func (f *FSM) admitPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand, se
 			goto store // the deliberate bug: a replay stores a second entry
 		}
 		e := r.Entry
-		e.Visible = effectiveVisible(tx, r)
+		if e.Visible, err = effectiveVisible(tx, r); err != nil {
+			return nil, err
+		}
 		return &Result{Entry: &e, Replayed: r.AttemptID != p.AttemptID}, nil
 	}
 
@@ -83,22 +98,17 @@ func (f *FSM) admitPost(tx *bolt.Tx, index uint64, now int64, p *PostCommand, se
 		if settings.WritesDisabled {
 			return refuse(restarea.CodeWritesDisabled, writesDisabledRetry, "new posts are disabled by the operators; retry later with the same request_id"), nil
 		}
-		if wait, ok := admitGlobal(tx, now, settings.GlobalLimit); !ok {
+		if wait, ok, err := admitGlobal(tx, now, settings.GlobalLimit); err != nil {
+			return nil, err
+		} else if !ok {
 			return refuse(restarea.CodeGlobalRateLimited, wait,
 				"the site-wide limit of new entries (%d per %ds) is reached; retry after the delay with the same request_id",
 				settings.GlobalLimit.Count, settings.GlobalLimit.WindowSeconds), nil
 		}
 	}
-	if req.Type == restarea.TypeReply && !publicQuestion(tx, req.ParentID) {
-		parent, err := getRecord(tx, req.ParentID)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case parent == nil || !parent.Visible:
-			return refuse(restarea.CodeParentNotFound, 0, "parent_id %s is not a public question", req.ParentID), nil
-		case parent.Type != restarea.TypeQuestion:
-			return refuse(restarea.CodeInvalidParent, 0, "parent_id %s is a reply; replies answer questions", req.ParentID), nil
+	if req.Type == restarea.TypeReply {
+		if res, err := admitReply(tx, req.ParentID); res != nil || err != nil {
+			return res, err
 		}
 	}
 
@@ -114,7 +124,9 @@ store:
 		Seq:       index,
 	}
 	id := []byte(r.ID)
-	if tx.Bucket(bIDs).Get(id) != nil {
+	if taken, err := get(tx, bIDs, id); err != nil {
+		return nil, err
+	} else if taken != nil {
 		// A proposed id that collides (it never should with UUIDv4) must not
 		// overwrite an entry; the client's retry gets a fresh id.
 		return refuse(restarea.CodeUnavailable, 0, "entry id collision; retry with the same request_id"), nil
@@ -135,73 +147,95 @@ store:
 	return &Result{Entry: &r.Entry}, nil
 }
 
+// admitReply refuses a reply whose parent is not a public question; nil,
+// nil admits it.
+func admitReply(tx *bolt.Tx, parentID string) (*Result, error) {
+	public, err := publicQuestion(tx, parentID)
+	if public || err != nil {
+		return nil, err
+	}
+	parent, err := getRecord(tx, parentID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case parent == nil || !parent.Visible:
+		return refuse(restarea.CodeParentNotFound, 0, "parent_id %s is not a public question", parentID), nil
+	case parent.Type != restarea.TypeQuestion:
+		return refuse(restarea.CodeInvalidParent, 0, "parent_id %s is a reply; replies answer questions", parentID), nil
+	}
+	return nil, nil
+}
+
 // storeNew stores a new record and indexes it; id and rid are r.ID and
 // r.RequestID as bytes.
 func storeNew(tx *bolt.Tx, r *record, id, rid []byte) error {
-	if err := putRecord(tx, r); err != nil {
+	on, err := sumOn(tx)
+	if err != nil {
+		return err
+	}
+	if err := putRecord(tx, on, r); err != nil {
 		return err
 	}
 	seq := u64(r.Seq)
 	ids := tx.Bucket(bIDs)
 	ids.FillPercent = 0.9 // leaders assign time-ordered ids: mostly appends
-	if err := ids.Put(id, seq); err != nil {
+	if err := ids.Put(id, sealed(on, bIDs, id, seq)); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bByRequest).Put(rid, seq); err != nil {
+	if err := tx.Bucket(bByRequest).Put(rid, sealed(on, bByRequest, rid, seq)); err != nil {
 		return err
 	}
 	expiry := tx.Bucket(bExpiry)
 	expiry.FillPercent = 0.95
-	if err := expiry.Put(timeSeqKey(r.CreatedAt.UnixNano(), r.Seq), nil); err != nil {
+	if err := putMark(expiry, on, bExpiry, timeSeqKey(r.CreatedAt.UnixNano(), r.Seq)); err != nil {
 		return err
 	}
-	if err := index(tx, r, true); err != nil {
+	if err := index(tx, on, r, true); err != nil {
 		return err
 	}
-	return addCounter(tx, kEntries, 1)
+	return addCounter(tx, on, kEntries, 1)
 }
 
-// index adds r to (or removes it from) the public listing it belongs to.
-func index(tx *bolt.Tx, r *record, add bool) error {
-	var b *bolt.Bucket
-	var k []byte
+// index adds r to (or removes it from) the public listing it belongs to;
+// on is sumOn of tx.
+func index(tx *bolt.Tx, on bool, r *record, add bool) error {
+	name, k := bReplies, replyKey(r.ParentID, r.Seq)
 	if r.Type == restarea.TypeQuestion {
-		b, k = tx.Bucket(bThreads), u64(r.Seq)
+		name, k = bThreads, u64(r.Seq)
+	}
+	b := tx.Bucket(name)
+	if !add {
+		return b.Delete(k)
+	}
+	if r.Type == restarea.TypeQuestion {
 		b.FillPercent = 0.95
-	} else {
-		b, k = tx.Bucket(bReplies), replyKey(r.ParentID, r.Seq)
 	}
-	if add {
-		return b.Put(k, nil)
-	}
-	return b.Delete(k)
+	return putMark(b, on, name, k)
 }
 
 // effectiveVisible is what a replay reports as visible: false when the
 // entry is hidden, or when it is a reply whose question is not public.
-func effectiveVisible(tx *bolt.Tx, r *record) bool {
+func effectiveVisible(tx *bolt.Tx, r *record) (bool, error) {
 	if !r.Visible {
-		return false
+		return false, nil
 	}
 	if r.Type == restarea.TypeReply {
 		return publicQuestion(tx, r.ParentID)
 	}
-	return true
+	return true, nil
 }
 
 // publicQuestion reports whether id is a stored, visible question: its
 // sequence number is in the public listing (bThreads holds exactly those,
 // see index). It reads two keys instead of decoding the question, whose
 // body may be 20,000 characters, for every reply posted or replayed.
-func publicQuestion(tx *bolt.Tx, id string) bool {
-	seq := tx.Bucket(bIDs).Get([]byte(id))
-	if seq == nil {
-		return false
+func publicQuestion(tx *bolt.Tx, id string) (bool, error) {
+	seq, err := get(tx, bIDs, []byte(id))
+	if seq == nil || err != nil {
+		return false, err
 	}
-	// The listing's values are empty, and Get returns nil for an empty
-	// value put in the same transaction: look for the key itself.
-	k, _ := tx.Bucket(bThreads).Cursor().Seek(seq)
-	return bytes.Equal(k, seq)
+	return hasKey(tx, bThreads, seq)
 }
 
 func firstDifference(a, b restarea.Content) string {

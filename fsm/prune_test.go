@@ -37,7 +37,10 @@ func TestPruneSourcesIsBoundedAndResumes(t *testing.T) {
 	total := 0
 	for call := 0; call < 20; call++ {
 		f.db.Update(func(tx *bolt.Tx) error {
-			n := pruneSources(tx, now, window, 4)
+			n, err := pruneSources(tx, now, window, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if n > 4 {
 				t.Fatalf("call %d pruned %d sources, more than it may examine", call, n)
 			}

@@ -3,6 +3,7 @@ package fsm
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 
 	"github.com/restarea/restarea"
@@ -22,7 +23,19 @@ func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
 		return restarea.Errorf(restarea.CodeUnavailable, "node is shutting down")
 	}
 	_ = f.commitForRead(false) // a failure is a stall: the read answers from the last committed state
-	return f.db.View(fn)
+	return f.checked(f.db.View(fn))
+}
+
+// checked is the end of every read outside the apply path: one that met
+// damaged bytes stops the state machine, as applying would (corrupt.go),
+// and its caller gets an error that says the node is unavailable instead
+// of the bytes; clients retry on another node, which holds its own copy.
+func (f *FSM) checked(err error) error {
+	if !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	f.halted(err)
+	return restarea.Errorf(restarea.CodeUnavailable, "this node's copy of the data is damaged and it is stopping; retry on another node")
 }
 
 func notFound(what, id string) error {
@@ -60,7 +73,12 @@ func (f *FSM) Reply(id string) (restarea.Entry, error) {
 		if err != nil {
 			return err
 		}
-		if r == nil || r.Type != restarea.TypeReply || !effectiveVisible(tx, r) {
+		if r == nil || r.Type != restarea.TypeReply {
+			return notFound("reply", id)
+		}
+		if vis, err := effectiveVisible(tx, r); err != nil {
+			return err
+		} else if !vis {
 			return notFound("reply", id)
 		}
 		out = public(r)
@@ -77,7 +95,7 @@ func (f *FSM) Threads(cursor string, limit int) (restarea.ThreadPage, error) {
 		return page, err
 	}
 	err = f.view(func(tx *bolt.Tx) error {
-		page.NextCursor, err = walk(tx.Bucket(bThreads).Cursor(), nil, after, limit, true, tx, func(r *record) {
+		page.NextCursor, err = walk(tx, bThreads, nil, after, limit, true, func(r *record) {
 			page.Threads = append(page.Threads, public(r))
 		})
 		return err
@@ -114,7 +132,7 @@ func (f *FSM) replies(threadID, cursor string, limit int, newestFirst bool) (res
 		if q == nil || !q.Visible || q.Type != restarea.TypeQuestion {
 			return notFound("question", threadID)
 		}
-		page.NextCursor, err = walk(tx.Bucket(bReplies).Cursor(), []byte(threadID), after, limit, newestFirst, tx, func(r *record) {
+		page.NextCursor, err = walk(tx, bReplies, []byte(threadID), after, limit, newestFirst, func(r *record) {
 			page.Replies = append(page.Replies, public(r))
 		})
 		return err
@@ -131,7 +149,7 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 		return page, err
 	}
 	err = f.view(func(tx *bolt.Tx) error {
-		page.NextCursor, err = walk(tx.Bucket(bEntries).Cursor(), nil, after, limit, true, tx, func(r *record) {
+		page.NextCursor, err = walk(tx, bEntries, nil, after, limit, true, func(r *record) {
 			page.Entries = append(page.Entries, r.Entry)
 		})
 		return err
@@ -150,7 +168,8 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 // restarea.MaxPageBytes (but holds at least one record), so one read of
 // large entries materialises about a megabyte, not limit times the
 // largest entry; the cursor continues right after the last record visited.
-func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx *bolt.Tx, visit func(*record)) (*string, error) {
+func walk(tx *bolt.Tx, bucket, prefix, after []byte, limit int, newestFirst bool, visit func(*record)) (*string, error) {
+	c := tx.Bucket(bucket).Cursor()
 	var k, v []byte
 	switch {
 	case newestFirst:
@@ -187,10 +206,13 @@ func walk(c *bolt.Cursor, prefix, after []byte, limit int, newestFirst bool, tx 
 		if n == limit {
 			return cursorString(lastSeq), nil
 		}
+		v, err := unseal(bucket, k, v)
+		if err != nil {
+			return nil, err
+		}
 		var r *record
-		var err error
-		if len(v) > 0 {
-			r, err = decodeRecord(v) // the entries bucket: the value is the record
+		if string(bucket) == string(bEntries) {
+			r, err = decodeRecord(v) // the value is the record
 		} else {
 			r, err = recordAt(tx, k[len(k)-8:])
 		}
@@ -243,8 +265,9 @@ func (f *FSM) Entry(id string) (e restarea.Entry, found bool, err error) {
 func (f *FSM) Settings() (restarea.Settings, error) {
 	var s restarea.Settings
 	err := f.view(func(tx *bolt.Tx) error {
-		s = getSettings(tx).Settings
-		return nil
+		stored, err := getSettings(tx)
+		s = stored.Settings
+		return err
 	})
 	return s, err
 }
@@ -253,8 +276,9 @@ func (f *FSM) Settings() (restarea.Settings, error) {
 func (f *FSM) Count() (uint64, error) {
 	var n uint64
 	err := f.view(func(tx *bolt.Tx) error {
-		n = readU64(tx.Bucket(bMeta).Get(kEntries))
-		return nil
+		var err error
+		n, err = getU64(tx, bMeta, kEntries)
+		return err
 	})
 	return n, err
 }

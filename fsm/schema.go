@@ -108,9 +108,9 @@ func replyKey(threadID string, seq uint64) []byte {
 // point at sequence numbers.
 
 func getRecord(tx *bolt.Tx, id string) (*record, error) {
-	seq := tx.Bucket(bIDs).Get([]byte(id))
-	if seq == nil {
-		return nil, nil
+	seq, err := get(tx, bIDs, []byte(id))
+	if seq == nil || err != nil {
+		return nil, err
 	}
 	r, err := recordAt(tx, seq)
 	if err == nil && r == nil {
@@ -121,9 +121,9 @@ func getRecord(tx *bolt.Tx, id string) (*record, error) {
 
 // recordAt returns the record stored under an 8-byte sequence key.
 func recordAt(tx *bolt.Tx, seq []byte) (*record, error) {
-	v := tx.Bucket(bEntries).Get(seq)
-	if v == nil {
-		return nil, nil
+	v, err := get(tx, bEntries, seq)
+	if v == nil || err != nil {
+		return nil, err
 	}
 	return decodeRecord(v)
 }
@@ -142,39 +142,55 @@ func decodeRecord(v []byte) (*record, error) {
 	return &r, nil
 }
 
-func putRecord(tx *bolt.Tx, r *record) error {
-	b, ok := appendRecordJSON(make([]byte, 0, recordJSONSize(r)), r)
+// putRecord stores r, sealed when on (sumOn of tx).
+func putRecord(tx *bolt.Tx, on bool, r *record) error {
+	// The JSON is written after room for the checksum's header, so a
+	// sealed record costs no copy.
+	b, ok := appendRecordJSON(make([]byte, sumHeader, sumHeader+recordJSONSize(r)), r)
 	if !ok {
 		// A time RFC 3339 cannot express: let encoding/json report it.
-		var err error
-		if b, err = json.Marshal(r); err != nil {
+		j, err := json.Marshal(r)
+		if err != nil {
 			return err
 		}
+		b = append(b[:sumHeader], j...)
+	}
+	key := u64(r.Seq)
+	if on {
+		b = sealInto(bEntries, key, b)
+	} else {
+		b = b[sumHeader:]
 	}
 	entries := tx.Bucket(bEntries)
 	// Keys only ever grow, so pages can be filled instead of split in half.
 	entries.FillPercent = 0.95
-	return entries.Put(u64(r.Seq), b)
+	return entries.Put(key, b)
 }
 
 // getSettings returns the settings in force. Every post reads them, and
 // they rarely change, so the last decoded value is kept with the exact
 // bytes it was decoded from: the result is the same as decoding every
 // time, because it is a function of those bytes alone.
-func getSettings(tx *bolt.Tx) storedSettings {
-	v := tx.Bucket(bMeta).Get(kSettings)
-	if v == nil {
-		return storedSettings{Settings: restarea.DefaultSettings()}
+func getSettings(tx *bolt.Tx) (storedSettings, error) {
+	raw := tx.Bucket(bMeta).Get(kSettings)
+	if raw == nil {
+		return storedSettings{Settings: restarea.DefaultSettings()}, nil
 	}
-	if m := settingsMemo.Load(); m != nil && bytes.Equal(m.raw, v) {
-		return m.s
+	// The memo holds the stored bytes, checksum included, that were
+	// checked when it was made: the same bytes need no second check.
+	if m := settingsMemo.Load(); m != nil && bytes.Equal(m.raw, raw) {
+		return m.s, nil
+	}
+	v, err := unseal(bMeta, kSettings, raw)
+	if err != nil {
+		return storedSettings{}, err
 	}
 	s := decodeSettings(v)
-	// v points into the database's memory map, valid only during tx: keep
-	// a copy. Reads call this concurrently with applies; each memo is
+	// raw points into the database's memory map, valid only during tx:
+	// keep a copy. Reads call this concurrently with applies; each memo is
 	// immutable once stored, so a reader sees an old or a new one, whole.
-	settingsMemo.Store(&memoSettings{raw: bytes.Clone(v), s: s})
-	return s
+	settingsMemo.Store(&memoSettings{raw: bytes.Clone(raw), s: s})
+	return s, nil
 }
 
 // decodeSettings decodes stored settings over the defaults. A value that
@@ -203,16 +219,21 @@ func putSettings(tx *bolt.Tx, s storedSettings) error {
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bMeta).Put(kSettings, b)
+	return put(tx, bMeta, kSettings, b)
 }
 
-func addCounter(tx *bolt.Tx, key []byte, delta int64) error {
-	m := tx.Bucket(bMeta)
-	v := int64(readU64(m.Get(key))) + delta
+// addCounter adds delta to a counter of meta, stored sealed when on
+// (sumOn of tx); it never goes below 0.
+func addCounter(tx *bolt.Tx, on bool, key []byte, delta int64) error {
+	n, err := getU64(tx, bMeta, key)
+	if err != nil {
+		return err
+	}
+	v := int64(n) + delta
 	if v < 0 {
 		v = 0
 	}
-	return m.Put(key, u64(uint64(v)))
+	return storeU64(tx.Bucket(bMeta), on, bMeta, key, uint64(v))
 }
 
 // recordJSONSize is the length of r's JSON when no character needs an

@@ -165,7 +165,7 @@ func TestGetSettingsMemo(t *testing.T) {
 				_ = json.Unmarshal(v, &want)
 			}
 			for range 2 {
-				if got := getSettings(tx); got != want {
+				if got, err := getSettings(tx); err != nil || got != want {
 					t.Fatalf("getSettings = %+v, want %+v (stored %s)", got, want, v)
 				}
 			}
@@ -193,60 +193,74 @@ func BenchmarkApplyNoSync(b *testing.B) {
 		{"fresh-sources", 0, restarea.Limit{Count: 1_000_000, WindowSeconds: 1}, time.Millisecond},
 		{"clients", 64, restarea.Limit{Count: 30, WindowSeconds: 60}, 2 * time.Second},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			f, err := Open(b.TempDir()+"/state.db", Options{})
+		for _, version := range []int{1, 3} {
+			benchmarkApplyNoSync(b, tc.name, tc.sources, tc.perSource, tc.step, version)
+		}
+	}
+}
+
+// benchmarkApplyNoSync is one case of BenchmarkApplyNoSync at a cluster
+// version: 1 stores bare values, 3 sealed ones (sum.go).
+func benchmarkApplyNoSync(b *testing.B, name string, sources int, perSource restarea.Limit, step time.Duration, version int) {
+	b.Run(fmt.Sprintf("%s/cluster-version=%d", name, version), func(b *testing.B) {
+		f, err := Open(b.TempDir()+"/state.db", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		f.db.NoSync = true
+		now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+		index := uint64(0)
+		encode := func(c *Command) *raft.Log {
+			data, err := c.Encode()
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer f.Close()
-			f.db.NoSync = true
-			now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-			index := uint64(0)
-			encode := func(c *Command) *raft.Log {
-				data, err := c.Encode()
-				if err != nil {
-					b.Fatal(err)
-				}
-				index++
-				return &raft.Log{Index: index, Type: raft.LogCommand, Data: data}
-			}
-			f.ApplyBatch([]*raft.Log{encode(&Command{Op: OpSettings, Time: now, Settings: &SettingsCommand{Patch: restarea.SettingsPatch{
-				PerSourceLimit: &tc.perSource, GlobalLimit: &restarea.Limit{Count: 1_000_000, WindowSeconds: 1},
-			}}})})
-			body := strings.Repeat("A body of a few hundred bytes, as agents write them. ", 6)
-			logs := make([]*raft.Log, 64)
-			posts := 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				now += int64(tc.step)
-				for j := range logs {
-					rid := uuid.NewString()
-					source := rid
-					if tc.sources > 0 {
-						source = fmt.Sprintf("203.0.113.%d", j%tc.sources)
-					}
-					logs[j] = encode(&Command{Op: OpPost, Time: now, Post: &PostCommand{
-						Request: restarea.PostRequest{RequestID: rid, Type: restarea.TypeQuestion, Title: "a question of typical length",
-							Body: body, Actor: restarea.Actor{Name: "agent", Model: "m1"}, SubmissionMode: restarea.ModeAutonomous},
-						Source: source, Channel: restarea.ChannelHTTP, AttemptID: uuid.NewString(), NewID: uuid.NewString(),
-					}})
-				}
-				b.StartTimer()
-				for _, r := range f.ApplyBatch(logs) {
-					if r.(*Result).Err == nil {
-						posts++
-					}
-				}
-			}
+			index++
+			return &raft.Log{Index: index, Type: raft.LogCommand, Data: data}
+		}
+		f.ApplyBatch([]*raft.Log{encode(&Command{Op: OpSettings, Time: now, Settings: &SettingsCommand{Patch: restarea.SettingsPatch{
+			PerSourceLimit: &perSource, GlobalLimit: &restarea.Limit{Count: 1_000_000, WindowSeconds: 1},
+		}}})})
+		for v := 2; v <= version; v++ {
+			f.ApplyBatch([]*raft.Log{encode(&Command{Op: OpClusterVersion, Time: now, ClusterVersion: v})})
+		}
+		if f.ClusterVersion() != version {
+			b.Fatalf("cluster version %d, want %d", f.ClusterVersion(), version)
+		}
+		body := strings.Repeat("A body of a few hundred bytes, as agents write them. ", 6)
+		logs := make([]*raft.Log, 64)
+		posts := 0
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
 			b.StopTimer()
-			if posts != 64*b.N {
-				b.Fatalf("%d of %d posts stored", posts, 64*b.N)
+			now += int64(step)
+			for j := range logs {
+				rid := uuid.NewString()
+				source := rid
+				if sources > 0 {
+					source = fmt.Sprintf("203.0.113.%d", j%sources)
+				}
+				logs[j] = encode(&Command{Op: OpPost, Time: now, Post: &PostCommand{
+					Request: restarea.PostRequest{RequestID: rid, Type: restarea.TypeQuestion, Title: "a question of typical length",
+						Body: body, Actor: restarea.Actor{Name: "agent", Model: "m1"}, SubmissionMode: restarea.ModeAutonomous},
+					Source: source, Channel: restarea.ChannelHTTP, AttemptID: uuid.NewString(), NewID: uuid.NewString(),
+				}})
 			}
-			b.ReportMetric(float64(posts)/b.Elapsed().Seconds(), "posts/s")
-		})
-	}
+			b.StartTimer()
+			for _, r := range f.ApplyBatch(logs) {
+				if r.(*Result).Err == nil {
+					posts++
+				}
+			}
+		}
+		b.StopTimer()
+		if posts != 64*b.N {
+			b.Fatalf("%d of %d posts stored", posts, 64*b.N)
+		}
+		b.ReportMetric(float64(posts)/b.Elapsed().Seconds(), "posts/s")
+	})
 }
 
 func BenchmarkRecordJSON(b *testing.B) {

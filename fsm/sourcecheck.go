@@ -39,11 +39,26 @@ func (f *FSM) SourceRefusal(source string, now int64, current bool) (*Result, ui
 	var res *Result
 	var index uint64
 	read := func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bMeta)
-		index = readU64(meta.Get(kApplied))
-		now = max(now, int64(readU64(meta.Get(kClock))))
-		limit := getSettings(tx).PerSourceLimit
-		if wait, ok := sourceVerdict(tx.Bucket(bSources).Get(sourceKey(source)), now, limit); !ok {
+		var err error
+		if index, err = getU64(tx, bMeta, kApplied); err != nil {
+			return err
+		}
+		clock, err := getU64(tx, bMeta, kClock)
+		if err != nil {
+			return err
+		}
+		now = max(now, int64(clock))
+		settings, err := getSettings(tx)
+		if err != nil {
+			return err
+		}
+		limit := settings.PerSourceLimit
+		key := sourceKey(source)
+		v, err := unseal(bSources, key, tx.Bucket(bSources).Get(key))
+		if err != nil {
+			return err
+		}
+		if wait, ok := sourceVerdict(v, now, limit); !ok {
 			res = rateLimited(wait, limit)
 			res.Index = index
 		}
@@ -57,5 +72,5 @@ func (f *FSM) SourceRefusal(source string, now int64, current bool) (*Result, ui
 	if f.db == nil {
 		return nil, 0, restarea.Errorf(restarea.CodeUnavailable, "node is shutting down")
 	}
-	return res, index, f.db.View(read)
+	return res, index, f.checked(f.db.View(read))
 }

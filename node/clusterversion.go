@@ -63,8 +63,9 @@ func (n *Node) checkClusterVersion() error {
 func (n *Node) onHalt(err error) {
 	n.haltErr.Store(&err)
 	msg := "stopping: this node cannot apply the cluster's log"
-	if errors.Is(err, fsm.ErrCorrupt) {
+	if c := (*fsm.CorruptError)(nil); errors.As(err, &c) {
 		msg = "stopping: this node's data is damaged" // docs/disasters.md, "When a node's disk rots"
+		n.met.corruption.WithLabelValues(corruptionKind(c.File)).Inc()
 	}
 	n.log.Error(msg, "err", err.Error(), "version", n.cfg.Version, "cluster_version_max", n.cfg.ClusterVersionMax)
 	go func() {
@@ -73,6 +74,15 @@ func (n *Node) onHalt(err error) {
 			n.Close()
 		}
 	}()
+}
+
+// corruptionKind is the file label of restarea_corruption_detected_total
+// for a damaged file: one series per kind, not per snapshot.
+func corruptionKind(file string) string {
+	if strings.HasPrefix(file, "snapshots/") {
+		return "snapshot"
+	}
+	return file
 }
 
 // Halted returns why the node stopped by itself (its state machine met a

@@ -70,6 +70,13 @@ type Config struct {
 	// they still see every applied batch. 0 → the default (50 ms);
 	// negative commits every batch on its own.
 	StateCommitInterval time.Duration
+	// ScrubRate bounds the bytes per second the background scrub reads
+	// while it checks every value of the state file against its checksum
+	// (fsm.Scrub). 0 → the default (4 MiB/s); negative turns it off.
+	ScrubRate int64
+	// ScrubInterval is the least time from the start of one scrub pass to
+	// the start of the next. 0 → the default (24 h).
+	ScrubInterval time.Duration
 	// BootID replaces the machine's boot id (tests simulate a machine
 	// restart with it); nil → the real one.
 	BootID func() string
@@ -177,6 +184,8 @@ func Defaults() Config {
 		ClockTolerance:     10 * time.Second,
 
 		StateCommitInterval: 50 * time.Millisecond,
+		ScrubRate:           4 << 20,
+		ScrubInterval:       24 * time.Hour,
 	}
 }
 
@@ -216,6 +225,10 @@ func (c Config) withDefaults() Config {
 	setD(&c.SnapshotInterval, d.SnapshotInterval)
 	setD(&c.ClockTolerance, d.ClockTolerance)
 	setD(&c.StateCommitInterval, d.StateCommitInterval)
+	setD(&c.ScrubInterval, d.ScrubInterval)
+	if c.ScrubRate == 0 {
+		c.ScrubRate = d.ScrubRate
+	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = d.SnapshotThreshold
 	}
@@ -267,6 +280,9 @@ func (c Config) validate() error {
 	}
 	if len(c.ClusterSecret) > 0 && len(c.ClusterSecret) < 16 {
 		return fmt.Errorf("--cluster-secret must be at least 16 bytes")
+	}
+	if c.ScrubInterval < 0 {
+		return fmt.Errorf("--scrub-interval must not be negative")
 	}
 	if c.ClockTolerance < 0 {
 		return fmt.Errorf("--clock-tolerance must not be negative")

@@ -38,10 +38,15 @@ type metrics struct {
 	// store (each also logged).
 	expireLarge prometheus.Counter
 	snapshots   *prometheus.CounterVec
-	// corruption counts damaged files found on this node's disk, by kind
-	// of file (docs/disasters.md, "When a node's disk rots").
+	// corruption counts damaged bytes this node found in its own data
+	// directory, by file (each stops the node; docs/disasters.md).
 	corruption *prometheus.CounterVec
-	reg        *prometheus.Registry
+	// scrubChecked, scrubPasses and scrubLastPass follow the background
+	// scrub of the state file (node/scrub.go).
+	scrubChecked  prometheus.Counter
+	scrubPasses   prometheus.Counter
+	scrubLastPass prometheus.Gauge
+	reg           *prometheus.Registry
 	// raftErr is why raft's own metrics are missing, if they are.
 	raftErr error
 }
@@ -99,17 +104,32 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"outcome"}),
 		corruption: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "restarea_corruption_detected_total",
-			Help: "Damaged files found on this node's disk (a checksum mismatch), by file: snapshot (the node stops), search index (rebuilt from the state).",
+			Help: "Damaged bytes found in this node's own data directory (a checksum that does not match), by file: raft.db, state.db and snapshot stop the node, search index is rebuilt from the state (docs/disasters.md, \"When a node's disk rots\").",
 		}, []string{"file"}),
+		scrubChecked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_scrub_records_checked_total",
+			Help: "Values of the state file whose checksum the background scrub checked.",
+		}),
+		scrubPasses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "restarea_scrub_passes_total",
+			Help: "Passes of the background scrub over the whole state file completed.",
+		}),
+		scrubLastPass: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "restarea_scrub_last_pass_completed_timestamp_seconds",
+			Help: "When the background scrub last completed a pass over the whole state file (Unix seconds; 0: never since start).",
+		}),
 	}
-	m.corruption.WithLabelValues("snapshot")
-	m.corruption.WithLabelValues("search index")
+	// A series at 0 from the start for every kind of file.
+	for _, file := range []string{"raft.db", "state.db", "snapshot", "search index"} {
+		m.corruption.WithLabelValues(file)
+	}
 	if c, err := raftmetrics.Collector(); err != nil {
 		m.raftErr = err
 	} else {
 		reg.MustRegister(c)
 	}
-	reg.MustRegister(m.snapshots, m.corruption, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
+	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
+		m.corruption, m.scrubChecked, m.scrubPasses, m.scrubLastPass,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

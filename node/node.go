@@ -132,6 +132,10 @@ func Start(cfg Config) (*Node, error) {
 	go n.clockLoop()
 	go n.tuneSnapshots(5 * time.Second)
 	go n.watchDisk(100 * time.Millisecond)
+	if n.cfg.ScrubRate > 0 {
+		n.wg.Add(1)
+		go n.scrub()
+	}
 	n.log.Info("node started", "node_id", n.id, "http", n.HTTPAddr(), "raft", string(n.tr.LocalAddr()), "data_dir", cfg.DataDir)
 	n.startOK = true
 	return n, nil

@@ -290,11 +290,8 @@ func (s *checkedSink) Close() error {
 	return s.store.seal(s.ID(), s.state.Sum32())
 }
 
-// snapshotDamaged is told the first damaged snapshot file met: it is
-// counted, and the node stops as for a damaged log entry (onHalt), since
+// snapshotDamaged is told the first damaged snapshot file met: the node
+// stops (onHalt counts it) as for a damaged log entry (onHalt), since
 // sending or restoring it would spread or apply bytes no one wrote. At
 // start, open also refuses with it.
-func (n *Node) snapshotDamaged(err error) {
-	n.met.corruption.WithLabelValues("snapshot").Inc()
-	n.onHalt(err)
-}
+func (n *Node) snapshotDamaged(err error) { n.onHalt(err) }

@@ -79,6 +79,8 @@ func runServe(args []string) int {
 	testCVMax := fs.Int("test-cluster-version-max", 0, "TESTS ONLY: announce and apply cluster versions up to this one instead of this release's, to play another release (needs --allow-test-versions)")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
 	commitEvery := fs.Duration("state-commit-interval", d.StateCommitInterval, "let the batches applied within this long share one state-file commit (reads commit first, so they still see every applied write); 0 commits every batch")
+	scrubRate := fs.String("scrub-rate", "4MiB", "how fast the background scrub reads the state file to check every record against its checksum, per second (B, KiB, MiB, GiB); 0 turns it off")
+	scrubEvery := fs.Duration("scrub-interval", d.ScrubInterval, "the least time from the start of one scrub pass over the whole state file to the start of the next")
 	if !parseFlags(fs, args) {
 		return 2
 	}
@@ -112,6 +114,17 @@ func runServe(args []string) int {
 	cfg.StateCommitInterval = *commitEvery
 	if *commitEvery == 0 {
 		cfg.StateCommitInterval = -1
+	}
+	rate, rerr := parseByteRate(*scrubRate)
+	if rerr != nil {
+		return fail("--scrub-rate: %v", rerr)
+	}
+	if *scrubEvery <= 0 {
+		return fail("--scrub-interval must be positive")
+	}
+	cfg.ScrubRate, cfg.ScrubInterval = rate, *scrubEvery
+	if rate == 0 {
+		cfg.ScrubRate = -1
 	}
 	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = *heartbeat, *election, *lease
 	cfg.Logger, cfg.Version, cfg.Commit = logger, buildinfo.Version(), buildinfo.Commit()
