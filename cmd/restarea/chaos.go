@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -105,6 +106,7 @@ func runChaos(args []string) int {
 		return usage("--power-fs needs --local")
 	}
 	chaosPowerFS = *powerFS
+	chaosRot = slices.Contains(classes, chaos.ClassRot) || slices.Contains(classes, "all")
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if *nodes != "" && !explicit["raise-limits"] {
@@ -157,14 +159,22 @@ func runChaos(args []string) int {
 // chaosPowerFS is --power-fs, for chaosTarget.
 var chaosPowerFS bool
 
+// chaosRot says the run may take rot faults, for chaosTarget: the nodes
+// then scrub their state files fast (chaos.RotArgs).
+var chaosRot bool
+
 // chaosTarget sets up the one target the flags name.
 func chaosTarget(ctx context.Context, logger *slog.Logger, local int, compose bool, nodes, driver, project, token, dir, binary string) (chaos.Target, error) {
 	switch {
 	case local > 0:
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
+		args := slices.Clone(chaos.LocalArgs)
+		if chaosRot {
+			args = append(args, chaos.RotArgs...)
+		}
 		c, err := localcluster.Start(sctx, localcluster.Options{
-			Binary: binary, Nodes: local, Dir: dir, AdminToken: token, Args: chaos.LocalArgs, TestClock: true, PowerFS: chaosPowerFS,
+			Binary: binary, Nodes: local, Dir: dir, AdminToken: token, Args: args, TestClock: true, PowerFS: chaosPowerFS,
 			Logf: func(format string, a ...any) { logger.Info(fmt.Sprintf(format, a...)) },
 		})
 		if err != nil {

@@ -38,9 +38,14 @@ const VRotUndetected = "rot_undetected"
 // followed by a number: the digit after it is the one changed.
 var rotMarker = []byte("chaos body ")
 
+// RotArgs are the `restarea serve` flags of local nodes in a run that may
+// take rot faults: a scrub pass over the state file every few seconds, so
+// that a damaged record nobody reads is found within rotDetectTimeout.
+var RotArgs = []string{"--scrub-interval=5s", "--scrub-rate=32MiB"}
+
 // rotDetectTimeout bounds the wait for a node on damaged data to stop by
 // itself: a rotten log entry is met at start, a rotten record by the
-// scrub, which the chaos command runs fast (LocalArgs).
+// scrub, which the chaos command runs fast (RotArgs).
 const rotDetectTimeout = 90 * time.Second
 
 func rotKinds(classes []string) []string {
