@@ -38,7 +38,10 @@ type metrics struct {
 	// store (each also logged).
 	expireLarge prometheus.Counter
 	snapshots   *prometheus.CounterVec
-	reg         *prometheus.Registry
+	// corruption counts damaged bytes found in the data directory, by
+	// file (the node stops at the first).
+	corruption *prometheus.CounterVec
+	reg        *prometheus.Registry
 	// raftErr is why raft's own metrics are missing, if they are.
 	raftErr error
 }
@@ -94,13 +97,17 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "restarea_snapshots_total",
 			Help: "Raft snapshots written on this node (its own, and those a leader installed), by outcome: persisted or failed.",
 		}, []string{"outcome"}),
+		corruption: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "restarea_corruption_detected_total",
+			Help: "Times this node found bytes in its data directory whose checksum did not match, by file (raft.db, state.db, ...); it stops at the first (docs/disasters.md).",
+		}, []string{"file"}),
 	}
 	if c, err := raftmetrics.Collector(); err != nil {
 		m.raftErr = err
 	} else {
 		reg.MustRegister(c)
 	}
-	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge,
+	reg.MustRegister(m.snapshots, m.posts, m.applyLatency, m.batchSize, m.batchSeconds, m.forwardBatch, m.expired, m.clockClamped, m.clockRefused, m.clockDisagreements, m.expireLarge, m.corruption,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
