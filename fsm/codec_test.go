@@ -409,6 +409,7 @@ func BenchmarkDecodeCommand(b *testing.B) {
 	}{
 		{"json-v1", encodeV1(b, &c)},
 		{"binary-v2", mustEncode(b, &c)},
+		{"summed-v2", mustSeal(b, &c)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()

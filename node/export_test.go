@@ -41,3 +41,8 @@ func (n *Node) LastLogIndex() (uint64, error) { return n.logs.LastIndex() }
 func (n *Node) Propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error) {
 	return n.propose(ctx, cmd)
 }
+
+// RaftAppliedIndex is the last index raft handed to n's state machine:
+// after a restart raft reads its log again from the start, whatever the
+// state file already holds.
+func (n *Node) RaftAppliedIndex() uint64 { return n.raft.AppliedIndex() }

@@ -207,13 +207,17 @@ func flipRunning(t *testing.T, path string, b []byte) []byte {
 	if found == 0 {
 		t.Fatalf("%s does not hold %q", path, b)
 	}
+	if data, err = os.ReadFile(path); err != nil || bytes.Contains(data, b) {
+		t.Fatalf("%s still holds a sound copy (%v)", path, err)
+	}
 	return damaged
 }
 
 // A leader whose copy of a command rotted never sends it: a follower that
 // lacks the entry makes the leader read it from raft.db, and the leader
-// stops with a *fsm.CorruptError instead of replicating it. The follower
-// gets the entry from the next leader, sound; after the runbook (remove
+// stops with a *fsm.CorruptError instead of replicating it (the only other
+// holder of the entry is down meanwhile, so nothing else can send it).
+// The follower gets the entry from the next leader, sound; after the runbook (remove
 // the damaged node, wipe it, join it again) every node holds the same
 // entries.
 func TestLeaderNeverSendsADamagedEntry(t *testing.T) {
@@ -253,31 +257,48 @@ func TestLeaderNeverSendsADamagedEntry(t *testing.T) {
 	q := testkit.Question("the damaged question")
 	q.Body = body
 	x := testnode.Post(t, a, q)
+	// Entries after it fill the pages after the entry's: raft.db appends
+	// only to its last page, so the one holding the entry is never copied
+	// again while the test changes it.
+	ids := []string{x.Entry.ID}
+	for i := range 24 {
+		p := testkit.Question(fmt.Sprintf("padding %d", i))
+		p.Body = strings.Repeat("padding to fill a page of raft.db. ", 30)
+		ids = append(ids, testnode.Post(t, a, p).Entry.ID)
+	}
 	// A restart empties a's log cache: from now on it reads the entry
 	// from raft.db to send it.
 	aDir, aRaft, aID := a.DataDir(), a.RaftAddr(), a.ID()
 	a.Close()
 	<-a.Done()
-	var out testkit.SyncBuffer
-	a = restart(aDir, aRaft, testnode.WithConfig(func(cfg *server.Config) { cfg.Logger = slog.New(slog.NewJSONHandler(&out, nil)) }))
-	if l := testnode.Leader(t, []*node.Node{a, b}); l != a {
-		if err := l.TransferLeadership(ctx, aID); err != nil {
-			t.Fatal(err)
-		}
+	var out, raftOut testkit.SyncBuffer
+	a = restart(aDir, aRaft, testnode.WithConfig(func(cfg *server.Config) {
+		cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewJSONHandler(&out, nil)), &raftOut
+	}))
+	testkit.Eventually(t, 20*time.Second, "a to be ready", a.Ready)
+	// Raft on a reads its whole log again as it starts: the entry is
+	// damaged only once that is done, so that what meets it is a's send.
+	last, err := a.LastLogIndex()
+	if err != nil {
+		t.Fatal(err)
 	}
-	testkit.Eventually(t, 20*time.Second, "a to lead and be ready", func() error {
-		if !a.IsLeader() {
-			return errors.New("not the leader")
+	testkit.Eventually(t, 20*time.Second, "raft on a to read its log again", func() error {
+		if got := a.RaftAppliedIndex(); got < last {
+			return fmt.Errorf("applied %d of %d", got, last)
 		}
-		return a.Ready()
+		return nil
 	})
 	damaged := flipRunning(t, filepath.Join(aDir, "raft.db"), []byte(body))
-
+	// With b down, a is the only node that holds the entry: c can only
+	// get it from a, which leads with c's vote (c's log is behind).
+	bDir, bRaft := b.DataDir(), b.RaftAddr()
+	b.Close()
+	<-b.Done()
 	c = restart(cDir, cRaft)
 	select {
 	case <-a.Done():
 	case <-time.After(60 * time.Second):
-		t.Fatal("the leader with a damaged entry did not stop")
+		t.Fatalf("the leader with a damaged entry did not stop:\n%s", out.String())
 	}
 	var ce *fsm.CorruptError
 	if err := a.Halted(); !errors.As(err, &ce) || ce.File != "raft.db" || ce.Index == 0 {
@@ -286,18 +307,21 @@ func TestLeaderNeverSendsADamagedEntry(t *testing.T) {
 	if !strings.Contains(out.String(), "stopping: this node's data is damaged") {
 		t.Fatalf("no ERROR line:\n%s", out.String())
 	}
+	if !strings.Contains(raftOut.String(), "failed to appendEntries to") || !strings.Contains(raftOut.String(), "checksum mismatch") {
+		t.Fatalf("a did not refuse to send the damaged entry:\n%s", raftOut.String())
+	}
+	b = restart(bDir, bRaft)
 
 	// b leads now and sends c the sound entry.
-	ids := []string{x.Entry.ID}
 	for _, n := range []*node.Node{b, c} {
 		waitEntries(t, n, ids)
 		if n.Halted() != nil {
 			t.Fatalf("%s stopped: %v", n.ID(), n.Halted())
 		}
 	}
-	page, err := c.ListEntries(ctx, restarea.ListOptions{Limit: restarea.MaxPageLimit})
-	if err != nil || len(page.Entries) != 1 || page.Entries[0].Body != body {
-		t.Fatalf("c holds %+v, %v; want the sound entry", page.Entries, err)
+	got, err := c.GetThread(ctx, x.Entry.ID, restarea.ReadOptions{})
+	if err != nil || got.Body != body {
+		t.Fatalf("c holds %+v, %v; want the sound entry", got, err)
 	}
 	if raw, err := os.ReadFile(filepath.Join(cDir, "raft.db")); err != nil || bytes.Contains(raw, damaged) {
 		t.Fatalf("c's raft.db holds the damaged bytes (%v)", err)
