@@ -23,7 +23,7 @@ const (
 	commandV2 byte = 2
 	// commandSummed is a checksummed envelope: the CRC-32C of the inner
 	// bytes (4 bytes, big-endian), then the inner bytes, a version 2
-	// command (see EncodeSummed).
+	// command (EncodeSummed; DecodeCommand takes version 1 inside too).
 	commandSummed byte = 3
 )
 
