@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -287,7 +288,7 @@ func TestDecodeCommandRejects(t *testing.T) {
 	bad := map[string][]byte{
 		"empty":           nil,
 		"version 0":       {0},
-		"version 3":       {3, 0},
+		"version 4":       {4, 0},
 		"version 255":     append([]byte{255}, valid[1:]...),
 		"no kind":         {2},
 		"unknown kind":    {2, 2},
@@ -362,26 +363,38 @@ func TestCodecFieldInventory(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCommand: no input panics, and whatever decodes re-encodes to
-// something that decodes to the same command.
+// FuzzDecodeCommand: no input panics, whatever decodes re-encodes (as
+// version 2 and in the checksummed envelope) to something that decodes to
+// the same command, and an envelope that fails its checksum is refused as
+// damage (*CorruptError), whatever its other bytes.
 func FuzzDecodeCommand(f *testing.F) {
 	g := &cmdGen{t: f, rng: rand.New(rand.NewSource(2)), invalid: true}
 	for range 40 {
 		c := g.command()
 		f.Add(mustEncode(f, c))
 		f.Add(encodeV1(f, c))
+		sealed := mustSeal(f, c)
+		f.Add(sealed)
+		sealed[len(sealed)/2] ^= 1
+		f.Add(sealed)
 	}
+	f.Add([]byte{3})
+	f.Add([]byte{3, 0, 0, 0, 0})
 	f.Add([]byte{})
 	f.Add([]byte{2, 0})
 	f.Add([]byte{2, 1, '{', '}'})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := fsm.DecodeCommand(data)
+		if verr := fsm.VerifyCommand(data); verr != nil && !errors.Is(err, fsm.ErrCorrupt) {
+			t.Fatalf("VerifyCommand says %v, DecodeCommand %v", verr, err)
+		}
 		if err != nil {
 			return
 		}
-		again := mustDecode(t, mustEncode(t, c))
-		if !reflect.DeepEqual(again, c) {
-			t.Fatalf("re-encoding changed the command:\n got %#v\nwant %#v", again, c)
+		for _, b := range [][]byte{mustEncode(t, c), mustSeal(t, c)} {
+			if again := mustDecode(t, b); !reflect.DeepEqual(again, c) {
+				t.Fatalf("re-encoding changed the command:\n got %#v\nwant %#v", again, c)
+			}
 		}
 	})
 }
@@ -396,6 +409,7 @@ func BenchmarkDecodeCommand(b *testing.B) {
 	}{
 		{"json-v1", encodeV1(b, &c)},
 		{"binary-v2", mustEncode(b, &c)},
+		{"summed-v2", mustSeal(b, &c)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()

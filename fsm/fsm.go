@@ -458,6 +458,11 @@ func (f *FSM) applyLogs(tx *bolt.Tx, logs []*raft.Log, applied uint64, out []int
 
 func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 	cmd, err := DecodeCommand(l.Data)
+	if errors.Is(err, ErrCorrupt) {
+		// Damaged on this node's disk only: the others apply the command,
+		// so refusing it here would diverge. applyLogs halts instead.
+		return nil, err
+	}
 	if err != nil {
 		// A command this version cannot read is refused the same way on
 		// every node running it.

@@ -55,13 +55,18 @@ func (n *Node) checkClusterVersion() error {
 }
 
 // onHalt stops the node when its state machine stopped applying the log
-// (the log raised the cluster version past what this binary knows):
-// serving reads of a state that no longer follows the cluster would be
-// wrong, and a restart on a release that knows the version resumes. It
-// runs on raft's apply goroutine, so the stop runs on its own, once Start
-// has returned (a failed Start has already closed what it opened).
+// (the log raised the cluster version past what this binary knows), or
+// when damaged bytes were found on its disk (a *fsm.CorruptError, from the
+// state machine or from the raft log's checks, logcheck.go): serving reads
+// of a state that no longer follows the cluster would be wrong, and a
+// restart on a release that knows the version resumes. It runs on raft's
+// goroutines, so the stop runs on its own, once Start has returned (a
+// failed Start has already closed what it opened). Only the first call
+// counts: the same damage is often met by several checks.
 func (n *Node) onHalt(err error) {
-	n.haltErr.Store(&err)
+	if !n.haltErr.CompareAndSwap(nil, &err) {
+		return
+	}
 	msg := "stopping: this node cannot apply the cluster's log"
 	if c := (*fsm.CorruptError)(nil); errors.As(err, &c) {
 		msg = "stopping: this node's data is damaged" // docs/disasters.md, "When a node's disk rots"

@@ -45,3 +45,8 @@ func (n *Node) Propose(ctx context.Context, cmd *fsm.Command) (*fsm.Result, erro
 // TakeSnapshot has raft write a snapshot now (raft refuses when nothing
 // was applied since the last one).
 func (n *Node) TakeSnapshot() error { return n.raft.Snapshot().Error() }
+
+// RaftAppliedIndex is the last index raft handed to n's state machine:
+// after a restart raft reads its log again from the start, whatever the
+// state file already holds.
+func (n *Node) RaftAppliedIndex() uint64 { return n.raft.AppliedIndex() }

@@ -69,7 +69,7 @@ func (n *Node) confirmApplied() {
 	if n.readyTerm.Load() == term {
 		return
 	}
-	if err := n.raft.Barrier(n.cfg.ApplyTimeout).Error(); err != nil {
+	if err := n.untilStop(n.raft.Barrier(n.cfg.ApplyTimeout)); err != nil {
 		level := n.faultLevel()
 		if errors.Is(err, raft.ErrAbortedByRestore) {
 			// A snapshot restore (restarea restore) replaced the state
@@ -80,6 +80,22 @@ func (n *Node) confirmApplied() {
 		return
 	}
 	n.readyTerm.Store(term)
+}
+
+// untilStop returns f's error once raft settles it, or ErrRaftShutdown as
+// soon as the node stops. A barrier may never commit: a leader that cannot
+// send its log (a damaged entry, logcheck.go) still holds the lease of the
+// follower it heartbeats, and the leader loop waiting on it must not keep
+// the node from stopping.
+func (n *Node) untilStop(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }() // ends when raft settles the future (at the latest when it shuts down)
+	select {
+	case err := <-done:
+		return err
+	case <-n.stop:
+		return raft.ErrRaftShutdown
+	}
 }
 
 // leaderReadIndex returns the index a linearizable read must wait for:

@@ -15,8 +15,19 @@ import (
 // the format, and no join is admitted between that check and the commit.
 type formatGate struct{ mu sync.Mutex }
 
-// encode returns cmd as the log format the whole cluster reads.
+// encode returns cmd as the log format the whole cluster reads. From
+// cluster version 3 on, every command is written in the checksummed
+// envelope (fsm.Command.EncodeSummed), which every member reads: the
+// version is raised only once every member knows it, and a binary that
+// knows it reads log format 3. Before it — until an operator finalizes the
+// upgrade — the log stays readable by the previous release, so a node can
+// still be downgraded. This is the only place a command is encoded for the
+// log: a follower forwards commands (cluster.encodeBatch) and the leader
+// proposes them again, through here.
 func (n *Node) encode(cmd *fsm.Command) ([]byte, error) {
+	if n.fsm.ClusterVersion() >= 3 {
+		return cmd.EncodeSummed()
+	}
 	if n.fsm.LogFormat() >= 2 {
 		return cmd.EncodeV2()
 	}

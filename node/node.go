@@ -260,7 +260,9 @@ func (n *Node) open() error {
 	// Raft's writes to the log are watched (a failure marks the node
 	// unable to take writes, diskfull.go); the log cache goes on top, so
 	// that it only ever holds what the store accepted.
-	logs := n.disk.LogStore(cfg.DiskHooks.wrapLogStore(n.logs))
+	// Every entry read from raft.db is checked against its checksum
+	// (logcheck.go), under everything else.
+	logs := n.disk.LogStore(cfg.DiskHooks.wrapLogStore(checkedLogs{n.logs, n.logDamaged}))
 	if cached, err := raft.NewLogCache(1024, logs); err == nil {
 		logs = cached
 	}
@@ -268,7 +270,7 @@ func (n *Node) open() error {
 	// Raft drives the state machine, then the search index, then the
 	// read barriers, for every committed batch (raftfsm.go).
 	machine := raftFSM{FSM: n.fsm, index: n.search, applied: n.ack.notifyApplied, restored: n.restoredLineage}
-	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), raftTransport{n.tr})
+	n.raft, err = raft.NewRaft(rc, machine, logs, stable, countSnapshots(snaps, n.met.snapshots), raftTransport{n.tr, n.logDamaged})
 	if err := snaps.damaged(); err != nil {
 		// Raft restoring on start falls back on an older snapshot when
 		// the newest does not open: a damaged one must not be skipped

@@ -1,6 +1,10 @@
 package node
 
-import "github.com/hashicorp/raft"
+import (
+	"github.com/hashicorp/raft"
+
+	"github.com/restarea/restarea/fsm"
+)
 
 // raftTransport is raft's network transport with two of its paths turned
 // off, each because it breaks raft's guarantees in hashicorp/raft v1.7.2.
@@ -38,8 +42,26 @@ import "github.com/hashicorp/raft"
 // pipeline raft replicates with one AppendEntries call at a time per
 // follower (up to MaxAppendEntries entries each), which the leader's
 // batching keeps full.
+//
+// No damaged command leaves. AppendEntries checks the checksum of every
+// command it sends (logcheck.go) and refuses to send one that does not
+// match, reporting it to damaged: a leader whose raft.db rotted stops
+// instead of handing its damage to the followers.
 type raftTransport struct {
 	*raft.NetworkTransport
+	damaged func(*fsm.CorruptError)
+}
+
+// AppendEntries sends args unless one of its commands is damaged, which it
+// reports instead (raft retries the follower later; the node stops).
+func (t raftTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	for _, l := range args.Entries {
+		if c := checkEntry(l); c != nil {
+			t.damaged(c)
+			return c
+		}
+	}
+	return t.NetworkTransport.AppendEntries(id, target, args, resp)
 }
 
 // SetHeartbeatHandler installs nothing: heartbeats reach raft's main loop

@@ -17,7 +17,7 @@ func TestHeartbeatsReachTheMainLoop(t *testing.T) {
 		wantWhere string
 	}{
 		{"bare network transport", func(n *raft.NetworkTransport) raft.Transport { return n }, "handler"},
-		{"raftTransport", func(n *raft.NetworkTransport) raft.Transport { return raftTransport{n} }, "consumer"},
+		{"raftTransport", func(n *raft.NetworkTransport) raft.Transport { return raftTransport{NetworkTransport: n} }, "consumer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recv, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, 5*time.Second, nil)

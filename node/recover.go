@@ -199,6 +199,18 @@ func inspectRaft(in *Inspection, logs raft.LogStore, snaps raft.SnapshotStore) e
 	return nil
 }
 
+// checkLogFile checks the entries first to last of the raft log at path
+// (checkLog), opening it read-only.
+func checkLogFile(path string, first, last uint64) error {
+	logs, err := raftboltdb.New(raftboltdb.Options{Path: path,
+		BoltOptions: &bbolt.Options{ReadOnly: true, Timeout: time.Second}})
+	if err != nil {
+		return lockedErr(path, err)
+	}
+	defer logs.Close()
+	return checkLog(logs, first, last)
+}
+
 func (in *Inspection) setServers(c raft.Configuration, index uint64) {
 	in.Servers, in.ConfigurationIndex = nil, index
 	for _, s := range c.Servers {
@@ -236,6 +248,20 @@ func Recover(dataDir string, opts RecoverOptions) (Recovery, error) {
 	}
 
 	raftPath := filepath.Join(dataDir, "raft.db")
+	// Every entry RecoverCluster will apply and keep is checked first, on
+	// the file opened read-only: a damaged one would be applied into the
+	// new configuration's snapshot, or stop the state machine half-way and
+	// leave a snapshot without the entries after it.
+	first := before.FirstIndex
+	if before.Snapshot != nil {
+		first = max(first, before.Snapshot.Index+1)
+	}
+	if err := checkLogFile(raftPath, first, before.LastIndex); err != nil {
+		if errors.Is(err, fsm.ErrCorrupt) {
+			return rec, fmt.Errorf("recover refused, nothing was changed: %w; this node's log cannot be carried into a new configuration: recover another survivor (compare them with restarea recover --inspect)", err)
+		}
+		return rec, err
+	}
 	logs, err := raftboltdb.New(raftboltdb.Options{Path: raftPath,
 		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
