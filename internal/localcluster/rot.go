@@ -49,13 +49,15 @@ func (c *Cluster) RotLog(i int, marker []byte) (Rot, error) {
 }
 
 // RotState changes one digit of a post's body in the state file of the
-// stopped node i: in the oldest entry record that carries marker.
+// stopped node i: in the newest entry record that carries marker (older
+// ones may predate the checksums, which cover what is written from
+// cluster version 3 on).
 func (c *Cluster) RotState(i int, marker []byte) (Rot, error) {
 	n, err := c.stopped(i)
 	if err != nil {
 		return Rot{}, err
 	}
-	return rotValue(filepath.Join(n.DataDir, "state.db"), "state.db", []byte("entries"), marker, func(uint64) bool { return true }, false)
+	return rotValue(filepath.Join(n.DataDir, "state.db"), "state.db", []byte("entries"), marker, func(uint64) bool { return true }, true)
 }
 
 func (c *Cluster) stopped(i int) (*Node, error) {
