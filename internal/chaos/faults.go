@@ -45,6 +45,13 @@ type faultRunner struct {
 // time. When ctx ends it undoes the fault in force and returns, so the
 // cluster is whole again afterwards.
 func (r *faultRunner) run(ctx context.Context, events []FaultEvent) {
+	if r.rots != nil && r.mem != nil {
+		// Checksums on from the start, so that the workload writes values
+		// that carry them before the first rot fault.
+		if _, err := r.mem.finalize(ctx); err != nil {
+			r.log.Warn("finalizing the cluster version for the rot faults", "err", err)
+		}
+	}
 	for _, e := range events {
 		if wait := time.Duration(int64(e.At) - r.hist.Now()); wait > 0 && !sleep(ctx, wait) {
 			return

@@ -92,8 +92,10 @@ type members struct {
 
 	gen int // new ids taken so far
 
-	// finalized is set once a rot fault raised the cluster version.
-	finalized bool
+	// finalized is set once a rot fault raised the cluster version, at
+	// log index finalIndex.
+	finalized  bool
+	finalIndex uint64
 
 	mu     sync.Mutex
 	extras []memberNode // nodes GrowShrink added, still running

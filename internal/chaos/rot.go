@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,9 @@ var rotMarker = []byte("chaos body ")
 // that a damaged record nobody reads is found within rotDetectTimeout.
 var RotArgs = []string{"--scrub-interval=5s", "--scrub-rate=32MiB"}
 
+// rotStopLine is what a node that found damaged bytes logs as it stops.
+const rotStopLine = "stopping: this node's data is damaged"
+
 // rotDetectTimeout bounds the wait for a node on damaged data to stop by
 // itself: a rotten log entry is met at start, a rotten record by the
 // scrub, which the chaos command runs fast (RotArgs).
@@ -61,12 +65,14 @@ func isRot(kind string) bool { return kind == RotLog || kind == RotState }
 // tell when a node's process ended by itself.
 type RotDriver interface {
 	MemberDriver
-	// Rot changes one byte of node i's file for kind (RotLog or RotState);
-	// the node is stopped. It returns what it changed, as text.
-	Rot(ctx context.Context, i int, kind string) (string, error)
+	// Rot changes one byte of node i's file for kind (RotLog or RotState),
+	// in a value written after log index after (so that it carries a
+	// checksum); the node is stopped. It returns what it changed, as text.
+	Rot(ctx context.Context, i int, kind string, after uint64) (string, error)
 	// WaitExit waits up to timeout for node i's process to end by itself
-	// and returns its exit code; ok is false when it still runs.
-	WaitExit(ctx context.Context, i int, timeout time.Duration) (code int, ok bool)
+	// and returns its exit code and the end of what it logged; ok is false
+	// when it still runs.
+	WaitExit(ctx context.Context, i int, timeout time.Duration) (code int, log string, ok bool)
 	// Restart starts the stopped node i again on its data.
 	Restart(ctx context.Context, i int) error
 }
@@ -111,14 +117,15 @@ func (r *faultRunner) rot(ctx context.Context, kind string, i int) error {
 	if !ok || r.mem == nil {
 		return errors.New("the target's driver cannot damage files or replace members")
 	}
-	if err := r.mem.finalize(ctx); err != nil {
+	after, err := r.mem.finalize(ctx)
+	if err != nil {
 		return err
 	}
 	id := rd.NodeID(i)
 	if err := rd.Stop(ctx, i, false); err != nil {
 		return err
 	}
-	what, err := rd.Rot(ctx, i, kind)
+	what, err := rd.Rot(ctx, i, kind, after)
 	if errors.Is(err, localcluster.ErrNothingToRot) {
 		// Nothing of the kind on this node yet (no post since its last
 		// snapshot): not a fault, and nothing to check.
@@ -131,7 +138,7 @@ func (r *faultRunner) rot(ctx context.Context, kind string, i int) error {
 	if err := rd.Restart(ctx, i); err != nil {
 		return err
 	}
-	code, exited := rd.WaitExit(ctx, i, rotDetectTimeout)
+	code, tail, exited := rd.WaitExit(ctx, i, rotDetectTimeout)
 	switch {
 	case !exited:
 		r.rots.mu.Lock()
@@ -139,10 +146,10 @@ func (r *faultRunner) rot(ctx context.Context, kind string, i int) error {
 			"%s: node %s ran %s on damaged data (%s) without stopping", kind, id, rotDetectTimeout, what))
 		r.rots.mu.Unlock()
 		rd.Stop(ctx, i, false)
-	case code == 0:
+	case code == 0 || !strings.Contains(tail, rotStopLine):
 		r.rots.mu.Lock()
 		r.rots.undetected = append(r.rots.undetected, violation(VRotUndetected, "", i,
-			"%s: node %s stopped with exit code 0 on damaged data (%s)", kind, id, what))
+			"%s: node %s on damaged data (%s) exited with code %d without logging %q", kind, id, what, code, rotStopLine))
 		r.rots.mu.Unlock()
 	}
 	// The runbook: remove it, wipe it, let it join again under a new id.
@@ -153,34 +160,37 @@ func (r *faultRunner) rot(ctx context.Context, kind string, i int) error {
 }
 
 // finalize raises the cluster to the newest cluster version every member
-// knows, once: the checksums are on from cluster version 3.
-func (m *members) finalize(ctx context.Context) error {
+// knows, once — the checksums are on from cluster version 3 — and returns
+// the log index the raise was applied at: what comes after it carries
+// checksums.
+func (m *members) finalize(ctx context.Context) (uint64, error) {
 	m.mu.Lock()
-	done := m.finalized
+	done, at := m.finalized, m.finalIndex
 	m.mu.Unlock()
 	if done {
-		return nil
+		return at, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, memberTimeout)
 	defer cancel()
-	if _, err := m.admin.FinalizeUpgrade(ctx); err != nil {
-		return fmt.Errorf("finalizing the cluster version before a rot fault: %w", err)
+	res, err := m.admin.FinalizeUpgrade(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("finalizing the cluster version before a rot fault: %w", err)
 	}
 	m.mu.Lock()
-	m.finalized = true
+	m.finalized, m.finalIndex = true, res.Status.AppliedIndex
 	m.mu.Unlock()
-	return nil
+	return res.Status.AppliedIndex, nil
 }
 
 // Rot implements RotDriver.
-func (l *Local) Rot(_ context.Context, i int, kind string) (string, error) {
+func (l *Local) Rot(_ context.Context, i int, kind string, after uint64) (string, error) {
 	var rot localcluster.Rot
 	var err error
 	switch kind {
 	case RotLog:
-		rot, err = l.c.RotLog(i, rotMarker)
+		rot, err = l.c.RotLog(i, rotMarker, after)
 	case RotState:
-		rot, err = l.c.RotState(i, rotMarker)
+		rot, err = l.c.RotState(i, rotMarker, after)
 	default:
 		return "", fmt.Errorf("chaos: %q is not a rot fault", kind)
 	}
@@ -188,6 +198,10 @@ func (l *Local) Rot(_ context.Context, i int, kind string) (string, error) {
 }
 
 // WaitExit implements RotDriver.
-func (l *Local) WaitExit(_ context.Context, i int, timeout time.Duration) (int, bool) {
-	return l.c.WaitExit(i, timeout)
+func (l *Local) WaitExit(_ context.Context, i int, timeout time.Duration) (int, string, bool) {
+	code, ok := l.c.WaitExit(i, timeout)
+	if !ok {
+		return 0, "", false
+	}
+	return code, l.c.LogTail(i, 64<<10), true
 }

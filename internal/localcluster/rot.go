@@ -35,29 +35,28 @@ func (r Rot) String() string {
 var ErrNothingToRot = errors.New("localcluster: nothing to rot")
 
 // RotLog changes one digit of a post's body inside the raft log of the
-// stopped node i: in the newest entry after its newest snapshot that
-// carries marker, so that the node reads the entry again when it starts
-// (raft replays what follows its snapshot). The value stays valid UTF-8
-// and JSON: only a checksum can tell.
-func (c *Cluster) RotLog(i int, marker []byte) (Rot, error) {
+// stopped node i: in the newest entry after its newest snapshot and after
+// index after that carries marker, so that the node reads the entry again
+// when it starts (raft replays what follows its snapshot). The value
+// stays valid UTF-8 and JSON: only a checksum can tell.
+func (c *Cluster) RotLog(i int, marker []byte, after uint64) (Rot, error) {
 	n, err := c.stopped(i)
 	if err != nil {
 		return Rot{}, err
 	}
-	after := newestSnapshot(filepath.Join(n.DataDir, "snapshots"))
+	after = max(after, newestSnapshot(filepath.Join(n.DataDir, "snapshots")))
 	return rotValue(filepath.Join(n.DataDir, "raft.db"), "raft.db", []byte("logs"), marker, func(k uint64) bool { return k > after }, true)
 }
 
 // RotState changes one digit of a post's body in the state file of the
-// stopped node i: in the newest entry record that carries marker (older
-// ones may predate the checksums, which cover what is written from
-// cluster version 3 on).
-func (c *Cluster) RotState(i int, marker []byte) (Rot, error) {
+// stopped node i: in the newest entry record that carries marker, created
+// after log index after (records are keyed by it).
+func (c *Cluster) RotState(i int, marker []byte, after uint64) (Rot, error) {
 	n, err := c.stopped(i)
 	if err != nil {
 		return Rot{}, err
 	}
-	return rotValue(filepath.Join(n.DataDir, "state.db"), "state.db", []byte("entries"), marker, func(uint64) bool { return true }, true)
+	return rotValue(filepath.Join(n.DataDir, "state.db"), "state.db", []byte("entries"), marker, func(k uint64) bool { return k > after }, true)
 }
 
 func (c *Cluster) stopped(i int) (*Node, error) {
@@ -168,4 +167,29 @@ func (c *Cluster) WaitExit(i int, timeout time.Duration) (code int, ok bool) {
 		return ee.ExitCode(), true
 	}
 	return 0, true
+}
+
+// LogTail returns the last max bytes node i's process wrote (stdout and
+// stderr, every start of it), "" when there are none.
+func (c *Cluster) LogTail(i int, max int64) string {
+	f, err := os.Open(c.nodes[i].LogFile)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max64(0, st.Size()-max)
+	b := make([]byte, st.Size()-off)
+	n, _ := f.ReadAt(b, off)
+	return string(b[:n])
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
