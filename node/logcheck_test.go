@@ -62,27 +62,6 @@ func entryWith(t *testing.T, logs []raft.Log, b []byte) raft.Log {
 	return raft.Log{}
 }
 
-// flipIn changes one byte in the middle of every copy of b in the file at
-// path (bbolt may keep an older copy of a page in a free one), and returns
-// the bytes as they now read.
-func flipIn(t *testing.T, path string, b []byte) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	damaged := bytes.Clone(b)
-	damaged[len(b)/2] ^= 0x01 // an ASCII letter stays an ASCII letter: only the checksum can tell
-	if n := bytes.Count(data, b); n == 0 {
-		t.Fatalf("%s does not hold %q", path, b)
-	}
-	data = bytes.ReplaceAll(data, b, damaged)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return damaged
-}
-
 // Before cluster version 3 the leader writes commands the previous release
 // reads (no checksum): a node can still be downgraded. From version 3 on
 // every command carries its checksum. A byte of a question's body flipped
@@ -123,7 +102,7 @@ func TestDamagedLogEntryStopsTheNode(t *testing.T) {
 		t.Fatalf("at cluster version 3 the leader wrote %x, want the checksummed format", target.Data[:8])
 	}
 
-	damaged := flipIn(t, filepath.Join(dir, "raft.db"), []byte(body))
+	damaged := testkit.Rot(t, filepath.Join(dir, "raft.db"), []byte(body), len(body)/2)
 
 	hashes := dirHashes(t, dir)
 	_, err := node.Recover(dir, node.RecoverOptions{})
@@ -173,44 +152,6 @@ func TestDamagedLogEntryStopsTheNode(t *testing.T) {
 	if bytes.Contains(state, damaged) || bytes.Contains(state, []byte(damagedPost.Entry.ID)) {
 		t.Fatal("the state file holds the damaged command")
 	}
-}
-
-// flipRunning changes one byte in the middle of every copy of b in the
-// file at path in place, while a node has it open (bbolt reads its file
-// through a shared mapping, so the node sees the damage as a rotted
-// sector would show it), and returns the bytes as they now read.
-func flipRunning(t *testing.T, path string, b []byte) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	damaged := bytes.Clone(b)
-	damaged[len(b)/2] ^= 0x01
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	found := 0
-	for off := 0; ; {
-		i := bytes.Index(data[off:], b)
-		if i < 0 {
-			break
-		}
-		if _, err := f.WriteAt(damaged, int64(off+i)); err != nil {
-			t.Fatal(err)
-		}
-		found++
-		off += i + len(b)
-	}
-	if found == 0 {
-		t.Fatalf("%s does not hold %q", path, b)
-	}
-	if data, err = os.ReadFile(path); err != nil || bytes.Contains(data, b) {
-		t.Fatalf("%s still holds a sound copy (%v)", path, err)
-	}
-	return damaged
 }
 
 // A leader whose copy of a command rotted never sends it: a follower that
@@ -288,7 +229,7 @@ func TestLeaderNeverSendsADamagedEntry(t *testing.T) {
 		}
 		return nil
 	})
-	damaged := flipRunning(t, filepath.Join(aDir, "raft.db"), []byte(body))
+	damaged := testkit.Rot(t, filepath.Join(aDir, "raft.db"), []byte(body), len(body)/2)
 	// With b down, a is the only node that holds the entry: c can only
 	// get it from a, which leads with c's vote (c's log is behind).
 	bDir, bRaft := b.DataDir(), b.RaftAddr()

@@ -57,19 +57,6 @@ func snapshotted(t *testing.T) (server.Config, []restarea.PostRequest, node.Insp
 	return cfg, reqs, *in.Snapshot
 }
 
-// flip changes one byte in the middle of file.
-func flip(t *testing.T, file string) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0x20
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // wantCorrupt checks that err is a *fsm.CorruptError naming file at index.
 func wantCorrupt(t *testing.T, err error, file string, index uint64) *fsm.CorruptError {
 	t.Helper()
@@ -89,7 +76,7 @@ func wantCorrupt(t *testing.T, err error, file string, index uint64) *fsm.Corrup
 // `restarea inspect`.
 func TestDamagedSnapshotMetaStopsTheStart(t *testing.T) {
 	cfg, _, snap := snapshotted(t)
-	flip(t, filepath.Join(cfg.DataDir, "snapshots", snap.ID, "meta.json"))
+	testkit.RotMiddle(t, filepath.Join(cfg.DataDir, "snapshots", snap.ID, "meta.json"))
 	file := "snapshots/" + snap.ID + "/meta.json"
 	_, err := server.Start(cfg)
 	wantCorrupt(t, err, file, snap.Index)
@@ -104,7 +91,7 @@ func TestDamagedSnapshotMetaStopsTheStart(t *testing.T) {
 // snapshot as raft alone would.
 func TestDamagedSnapshotStateStopsTheNode(t *testing.T) {
 	cfg, _, snap := snapshotted(t)
-	flip(t, filepath.Join(cfg.DataDir, "snapshots", snap.ID, "state.bin"))
+	testkit.RotMiddle(t, filepath.Join(cfg.DataDir, "snapshots", snap.ID, "state.bin"))
 	if err := os.Remove(filepath.Join(cfg.DataDir, "state.db")); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +170,7 @@ func TestDamagedSearchIndexIsRebuilt(t *testing.T) {
 		t.Fatal("no segment file was written")
 	}
 	for _, s := range segs {
-		flip(t, s)
+		testkit.RotMiddle(t, s)
 	}
 
 	logs.Reset()
@@ -252,7 +239,7 @@ func TestDamagedSnapshotIsNeverSent(t *testing.T) {
 	if len(states) != 1 {
 		t.Fatalf("snapshots: %v, want one", states)
 	}
-	flip(t, states[0])
+	testkit.RotMiddle(t, states[0])
 	joiner, err := server.Start(testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
 		c.ClusterSecret, c.JoinURLs = testnode.Secret, []string{first.URL()}
 		c.LeaderWait, c.ApplyTimeout = 3*time.Second, 5*time.Second

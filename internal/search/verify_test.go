@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -14,20 +13,8 @@ import (
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/testkit"
 )
-
-// flipByte changes one byte in the middle of file.
-func flipByte(t testing.TB, file string) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0x20
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // An intact index reopens without a rebuild (every segment's CRC
 // checks); one with a flipped byte in a segment is rebuilt from the
@@ -62,7 +49,7 @@ func TestDamagedSegmentRebuilds(t *testing.T) {
 	if len(segs) == 0 {
 		t.Fatal("no segment file")
 	}
-	flipByte(t, segs[0])
+	testkit.RotMiddle(t, segs[0])
 	open()
 	if !b.x.Rebuilding() || damaged.Load() != 1 {
 		t.Fatalf("a damaged index: rebuilding=%v damaged=%d", b.x.Rebuilding(), damaged.Load())
