@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -93,8 +94,21 @@ func newestSnapshot(dir string) uint64 {
 // digit in the file. The position comes from the value's address in
 // bbolt's read-only map of the file: the live copy, not a stale one on a
 // freed page.
+//
+// The map is of a copy, read with read(2): the file may be on a powerfs
+// mount (internal/powerfs) served by this very process, and a page fault
+// on a map of a FUSE file cannot be preempted, so the runtime's next
+// stop-the-world waits for it while the FUSE server that would answer it
+// is stopped — a deadlock of the whole chaos run (seen in a soak). A
+// goroutine in a read system call holds up nothing. The node is stopped,
+// so the copy is the file byte for byte and its offsets are the file's.
 func rotValue(path, name string, bucket, marker []byte, keep func(uint64) bool, newest bool) (Rot, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	cp, err := copyToTemp(path)
+	if err != nil {
+		return Rot{}, err
+	}
+	defer os.Remove(cp)
+	db, err := bolt.Open(cp, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		return Rot{}, err
 	}
@@ -145,6 +159,29 @@ func rotValue(path, name string, bucket, marker []byte, keep func(uint64) bool, 
 		return Rot{}, err
 	}
 	return rot, f.Close()
+}
+
+// copyToTemp copies the file at path into a new file of the system's
+// temporary directory and returns the copy's path.
+func copyToTemp(path string) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp("", "restarea-rot-*.db")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst.Name())
+		return "", err
+	}
+	return dst.Name(), nil
 }
 
 // WaitExit waits up to timeout for node i's process to end by itself and
