@@ -128,6 +128,11 @@ type Service interface {
 	// GetReply returns a public reply whose question is public, or
 	// CodeNotFound.
 	GetReply(ctx context.Context, id string, opts ReadOptions) (Entry, error)
+	// FindPosts returns the public entries whose body is exactly q.Body,
+	// newest first (find_my_post: FindQuery). It validates q (400 naming
+	// the field) and answers CodeUnavailable until the cluster runs the
+	// cluster version that indexes every entry by its body.
+	FindPosts(ctx context.Context, q FindQuery) (FindPage, error)
 }
 
 // AdminService is the operators' side (docs/contract.md §5). Every change goes

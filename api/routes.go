@@ -16,6 +16,7 @@ func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	handle := s.handler(mux)
 	handle("/api/v1/entries", methods{http.MethodPost: s.postEntry})
+	handle("/api/v1/entries/find", methods{http.MethodPost: s.findPosts})
 	handle("/api/v1/threads", methods{http.MethodGet: s.listThreads})
 	handle("/api/v1/threads/{id}", methods{http.MethodGet: s.getThread})
 	handle("/api/v1/threads/{id}/replies", methods{http.MethodGet: s.listReplies})

@@ -57,10 +57,16 @@ func (c *Client) readBack(ctx context.Context, e restarea.Entry, deadline time.T
 // is unreachable) within MaxAttempts and deadline. A definite error answer
 // is returned as a *restarea.Error.
 func (c *Client) get(ctx context.Context, path string, q url.Values, out any, deadline time.Time) error {
+	return c.read(ctx, http.MethodGet, path, q, nil, out, deadline)
+}
+
+// read is get with any method and a body: a request that changes nothing
+// (a find sent as a POST) is retried as a GET is.
+func (c *Client) read(ctx context.Context, method, path string, q url.Values, body []byte, out any, deadline time.Time) error {
 	var last error
 	for attempt := 1; attempt <= c.opts.MaxAttempts; attempt++ {
 		base := c.server()
-		a := c.do(ctx, base, http.MethodGet, path, q, nil)
+		a := c.do(ctx, base, method, path, q, body)
 		var wait time.Duration
 		switch {
 		case a.lost != nil:

@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -60,4 +62,30 @@ func (c *Client) SearchPages(ctx context.Context, q restarea.SearchQuery) iter.S
 		p.Cursor = cursor
 		return c.Search(ctx, p)
 	}, func(p restarea.SearchPage) *string { return p.NextCursor })
+}
+
+// FindPosts returns one page of the public entries whose body is exactly
+// q.Body, newest first (POST /api/v1/entries/find): how to find a post
+// whose request_id was lost before it was recorded. A query
+// restarea.FindQuery's Validate refuses is a *restarea.Error with
+// CodeInvalidRequest naming the field, and nothing is sent. A cluster that
+// does not index bodies yet (before cluster version 4) answers 503, which
+// is retried within the client's budget and then returned: search then.
+func (c *Client) FindPosts(ctx context.Context, q restarea.FindQuery) (restarea.FindPage, error) {
+	var page restarea.FindPage
+	valid, err := q.Validate()
+	if err != nil {
+		return page, err
+	}
+	req := restarea.FindRequest{Body: valid.Body, Type: valid.Type, Actor: valid.Actor, ParentID: valid.ParentID,
+		Cursor: valid.Cursor, Limit: q.Limit, Consistency: string(valid.Consistency)}
+	if !valid.Since.IsZero() {
+		req.Since = valid.Since.UTC().Format(time.RFC3339Nano)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return page, err
+	}
+	err = c.read(ctx, http.MethodPost, "/api/v1/entries/find", nil, body, &page, c.readDeadline())
+	return page, err
 }

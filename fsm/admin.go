@@ -114,6 +114,7 @@ func removeEntry(tx *bolt.Tx, on bool, r *record) error {
 		{bIDs, []byte(r.ID)},
 		{bByRequest, []byte(r.RequestID)},
 		{bExpiry, timeSeqKey(r.CreatedAt.UnixNano(), r.Seq)},
+		{bByBody, bodyKey(r.Body, r.Seq)}, // absent before cluster version 4: a no-op
 	} {
 		if err := tx.Bucket(d.b).Delete(d.k); err != nil {
 			return err

@@ -26,11 +26,13 @@ const OpClusterVersion Op = "cluster_version"
 // binaries at start and at join once it is in force. Version 3 switches on
 // checksums (corrupt.go): every command the leader writes carries the
 // CRC-32C of its bytes, and every record the state machine writes carries
-// one of its key and value. A command or a stored field that an earlier
+// one of its key and value. Version 4 switches on the body fingerprints
+// (fingerprint.go): every entry is indexed by its body, those stored
+// before by OpBackfill commands. A command or a stored field that an earlier
 // release cannot read may only be written once the cluster version says
 // every member reads it, so that until an operator finalizes, every node
 // can still be restarted on the previous release.
-const ClusterVersionMax = 3
+const ClusterVersionMax = 4
 
 var kClusterVersion = []byte("cluster_version")
 
@@ -85,6 +87,11 @@ func (f *FSM) applyClusterVersion(tx *bolt.Tx, a *auditor, index uint64, target 
 		// may hold a bare SHA-256, which could start like a sealed value,
 		// so it is dropped (pruning starts again from the first source).
 		if err := tx.Bucket(bMeta).Delete(kPruneFrom); err != nil {
+			return nil, err
+		}
+	}
+	if target == fingerprintFromVersion {
+		if err := startBackfill(tx, index); err != nil {
 			return nil, err
 		}
 	}

@@ -213,7 +213,7 @@ func (c *Command) binarySafe() bool {
 	// The audit fields have no binary form: they ride only on rare admin
 	// commands, whose JSON costs nothing, and a binary form of them would
 	// need a new kind that nodes of log format 2 refuse.
-	if c.Audit != nil || c.Origin != "" || c.ClusterVersion != 0 {
+	if c.Audit != nil || c.Origin != "" || c.ClusterVersion != 0 || c.Backfill != nil {
 		return false
 	}
 	if !utf8.ValidString(string(c.Op)) || !utf8.ValidString(c.EntryID) {

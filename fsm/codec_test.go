@@ -45,7 +45,7 @@ func mustDecode(t testing.TB, b []byte) *fsm.Command {
 	return c
 }
 
-var allOps = []fsm.Op{fsm.OpPost, fsm.OpHide, fsm.OpUnhide, fsm.OpDelete, fsm.OpSettings, fsm.OpConfigure, fsm.OpExpire, fsm.OpMember, fsm.OpAudit, fsm.OpEnableLogV2, fsm.OpEnableLogV3, fsm.OpClusterVersion}
+var allOps = []fsm.Op{fsm.OpPost, fsm.OpHide, fsm.OpUnhide, fsm.OpDelete, fsm.OpSettings, fsm.OpConfigure, fsm.OpExpire, fsm.OpMember, fsm.OpAudit, fsm.OpEnableLogV2, fsm.OpEnableLogV3, fsm.OpClusterVersion, fsm.OpBackfill}
 
 // cmdGen makes random commands. It fills every exported field by
 // reflection, so a field added to Command or to a type it carries is
@@ -131,11 +131,12 @@ func (g *cmdGen) command() *fsm.Command {
 		c.Op = allOps[g.rng.Intn(len(allOps))]
 	}
 	if g.rng.Intn(4) > 0 {
-		// The audit fields (format 3) ride on few commands, always as JSON.
-		c.Audit, c.Origin, c.ClusterVersion = nil, "", 0
+		// The audit fields (format 3) and a backfill's bound ride on few
+		// commands, always as JSON.
+		c.Audit, c.Origin, c.ClusterVersion, c.Backfill = nil, "", 0, nil
 	}
 	if g.rng.Intn(2) == 0 { // the typical shape: one part, the op's
-		c.Post, c.Settings, c.Expire, c.Member, c.Audit = nil, nil, nil, nil, nil
+		c.Post, c.Settings, c.Expire, c.Member, c.Audit, c.Backfill = nil, nil, nil, nil, nil, nil
 		if c.Op != fsm.OpClusterVersion {
 			c.ClusterVersion = 0
 		}
@@ -152,6 +153,8 @@ func (g *cmdGen) command() *fsm.Command {
 			c.Member = cmp(full.Member, &fsm.MemberCommand{})
 		case fsm.OpAudit:
 			c.Audit = cmp(full.Audit, &fsm.AuditCommand{})
+		case fsm.OpBackfill:
+			c.Backfill = cmp(full.Backfill, &fsm.BackfillCommand{})
 		}
 	}
 	return &c
@@ -176,9 +179,9 @@ func TestCodecMatchesJSON(t *testing.T) {
 			if data[0] != 2 {
 				t.Fatalf("EncodeV2 wrote version %d, want 2", data[0])
 			}
-			audited := c.Audit != nil || c.Origin != "" || c.ClusterVersion != 0
+			audited := c.Audit != nil || c.Origin != "" || c.ClusterVersion != 0 || c.Backfill != nil
 			if audited && data[1] != 1 {
-				t.Fatalf("a command with audit fields or a cluster version was written as kind %d, want 1 (JSON)", data[1])
+				t.Fatalf("a command with audit fields, a cluster version or a backfill was written as kind %d, want 1 (JSON)", data[1])
 			}
 			if !audited {
 				kinds[data[1]]++
@@ -354,6 +357,8 @@ func TestCodecFieldInventory(t *testing.T) {
 		"Member*.MemberInfo.ID string", "Member*.MemberInfo.URL string", "Member*.Remove bool",
 		// Log format 3: written as JSON only (kind 1), never in the binary form.
 		"Audit*.Action restarea.AuditAction", "Audit*.MemberID string", "Audit*.From string",
+		// OpBackfill's bound (cluster version 4): written as JSON only.
+		"Backfill*.MaxItems int",
 		// OpClusterVersion's target: written as JSON only, like the audit fields.
 		"ClusterVersion int",
 		"Origin string",

@@ -45,6 +45,9 @@ type Command struct {
 	Expire   *ExpireCommand   `json:"expire,omitempty"`
 	Member   *MemberCommand   `json:"member,omitempty"`
 	Audit    *AuditCommand    `json:"audit,omitempty"`
+	// Backfill bounds an OpBackfill (cluster version 4). Like the audit
+	// fields it has no binary form: it is written as JSON.
+	Backfill *BackfillCommand `json:"backfill,omitempty"`
 
 	// ClusterVersion is the target of an OpClusterVersion. Like the audit
 	// fields it has no binary form: a command carrying it is written as
@@ -102,6 +105,10 @@ type Result struct {
 	Settings *restarea.Settings `json:"settings,omitempty"`
 	// Expired counts what an expire command removed.
 	Expired int `json:"expired,omitempty"`
+	// Backfilled counts the entries an OpBackfill indexed by their body;
+	// BackfillLeft says that older entries are still to be indexed.
+	Backfilled   int  `json:"backfilled,omitempty"`
+	BackfillLeft bool `json:"backfill_left,omitempty"`
 	// Audit is the audit record the command wrote: nil when it changed
 	// nothing an operator is accountable for.
 	Audit *restarea.AuditRecord `json:"audit,omitempty"`

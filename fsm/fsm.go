@@ -473,8 +473,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 		return nil, err
 	}
 	var a *auditor // nil before log format 3: nothing is audited
-	if cmd.Op != OpPost && cmd.Op != OpExpire {
-		// Posts and expiry are not operator actions: they skip the read.
+	if cmd.Op != OpPost && cmd.Op != OpExpire && cmd.Op != OpBackfill {
+		// Posts, expiry and backfills are not operator actions: they skip the read.
 		format, err := readLogFormat(tx)
 		if err != nil {
 			return nil, err
@@ -524,6 +524,11 @@ func (f *FSM) applyCommand(tx *bolt.Tx, l *raft.Log) (*Result, error) {
 			return refuse(restarea.CodeInvalidRequest, 0, "expire command without parameters"), nil
 		}
 		return applyExpire(tx, now, cmd.Expire)
+	case OpBackfill:
+		if cmd.Backfill == nil {
+			return refuse(restarea.CodeInvalidRequest, 0, "backfill command without parameters"), nil
+		}
+		return applyBackfill(tx, cmd.Backfill)
 	}
 	return refuse(restarea.CodeInternal, 0, "unknown command %q", cmd.Op), nil
 }

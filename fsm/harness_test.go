@@ -219,6 +219,7 @@ func dump(t testing.TB, f *fsm.FSM) string {
 		Count    uint64
 		Applied  uint64
 		Audit    []restarea.AuditRecord
+		Finds    map[string]page // by body: what a find of it answers
 	}
 	out.Threads = walk(t, func(c string) ([]restarea.Entry, *string, error) {
 		p, err := f.Threads(c, 7)
@@ -249,6 +250,31 @@ func dump(t testing.TB, f *fsm.FSM) string {
 			cursor = *p.NextCursor
 		}
 		out.Replies[e.ID] = page{Items: items, Err: failed}
+	}
+	out.Finds = map[string]page{}
+	for _, e := range out.Entries {
+		if _, done := out.Finds[e.Body]; done {
+			continue
+		}
+		var items []restarea.Entry
+		var failed restarea.Code
+		q, err := restarea.FindQuery{Body: e.Body, Limit: 3}.Validate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			p, err := f.Find(q)
+			if err != nil {
+				failed = restarea.ErrorCode(err)
+				break
+			}
+			items = append(items, p.Entries...)
+			if p.NextCursor == nil {
+				break
+			}
+			q.Cursor = *p.NextCursor
+		}
+		out.Finds[e.Body] = page{Items: items, Err: failed}
 	}
 	var err error
 	if out.Settings, err = f.Settings(); err != nil {

@@ -170,10 +170,11 @@ func admitReply(tx *bolt.Tx, parentID string) (*Result, error) {
 // storeNew stores a new record and indexes it; id and rid are r.ID and
 // r.RequestID as bytes.
 func storeNew(tx *bolt.Tx, r *record, id, rid []byte) error {
-	on, err := sumOn(tx)
+	version, err := readClusterVersion(tx)
 	if err != nil {
 		return err
 	}
+	on := version >= sumFromVersion
 	if err := putRecord(tx, on, r); err != nil {
 		return err
 	}
@@ -193,6 +194,11 @@ func storeNew(tx *bolt.Tx, r *record, id, rid []byte) error {
 	}
 	if err := index(tx, on, r, true); err != nil {
 		return err
+	}
+	if version >= fingerprintFromVersion {
+		if err := putMark(tx.Bucket(bByBody), on, bByBody, bodyKey(r.Body, r.Seq)); err != nil {
+			return err
+		}
 	}
 	return addCounter(tx, on, kEntries, 1)
 }

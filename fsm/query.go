@@ -170,30 +170,7 @@ func (f *FSM) Entries(cursor string, limit int) (restarea.EntryPage, error) {
 // largest entry; the cursor continues right after the last record visited.
 func walk(tx *bolt.Tx, bucket, prefix, after []byte, limit int, newestFirst bool, visit func(*record)) (*string, error) {
 	c := tx.Bucket(bucket).Cursor()
-	var k, v []byte
-	switch {
-	case newestFirst:
-		// Start at the last key before the bound: the cursor's key, or
-		// the end of the prefix's range. No key at or after the bound
-		// means the last key of the bucket is the one.
-		bound := append(bytes.Clone(prefix), after...)
-		if after == nil {
-			bound = prefixEnd(prefix)
-		}
-		if bound == nil {
-			k, v = c.Last()
-		} else if k, _ = c.Seek(bound); k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	default:
-		start := append(bytes.Clone(prefix), after...)
-		k, v = c.Seek(start)
-		if after != nil && bytes.Equal(k, start) {
-			k, v = c.Next()
-		}
-	}
+	k, v := seekPage(c, prefix, after, newestFirst)
 	next := func() ([]byte, []byte) {
 		if newestFirst {
 			return c.Prev()
@@ -230,6 +207,35 @@ func walk(tx *bolt.Tx, bucket, prefix, after []byte, limit int, newestFirst bool
 		lastSeq = r.Seq
 	}
 	return nil, nil
+}
+
+// seekPage puts c on the first key of a page of keys that are prefix +
+// sequence number: the newest (or oldest) key of the prefix when after is
+// nil, else the first key past prefix + after in that direction. The key
+// it returns may lie outside the prefix: the page is then empty.
+func seekPage(c *bolt.Cursor, prefix, after []byte, newestFirst bool) (k, v []byte) {
+	if !newestFirst {
+		start := append(bytes.Clone(prefix), after...)
+		k, v = c.Seek(start)
+		if after != nil && bytes.Equal(k, start) {
+			k, v = c.Next()
+		}
+		return k, v
+	}
+	// Start at the last key before the bound: the cursor's key, or the
+	// end of the prefix's range. No key at or after the bound means the
+	// last key of the bucket is the one.
+	bound := append(bytes.Clone(prefix), after...)
+	if after == nil {
+		bound = prefixEnd(prefix)
+	}
+	if bound == nil {
+		return c.Last()
+	}
+	if k, _ = c.Seek(bound); k == nil {
+		return c.Last()
+	}
+	return c.Prev()
 }
 
 // prefixEnd returns the smallest key greater than every key that starts

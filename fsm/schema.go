@@ -32,8 +32,9 @@ var (
 	bGlobal     = []byte("global")      // created_at nanos + seq → nil: new entries in the site-wide window
 	bMembers    = []byte("members")     // node id → MemberInfo JSON
 	bAudit      = []byte("audit")       // log index → restarea.AuditRecord JSON (log format 3)
+	bByBody     = []byte("by_body")     // body fingerprint (16 bytes) + seq → nil: from cluster version 4 (fingerprint.go)
 
-	allBuckets = [][]byte{bMeta, bEntries, bIDs, bByRequest, bThreads, bReplies, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers, bAudit}
+	allBuckets = [][]byte{bMeta, bEntries, bIDs, bByRequest, bThreads, bReplies, bExpiry, bTombs, bTombIDs, bTombExpiry, bSources, bGlobal, bMembers, bAudit, bByBody}
 )
 
 // Keys in bMeta.

@@ -133,9 +133,11 @@ var (
 var searchInput = object(schema{
 	"q": schema{"type": "string", "minLength": 1, "maxLength": restarea.MaxSearchQueryLen,
 		"description": "every word must match; \"a phrase\", prefix*, -exclusion; at most 32 distinct words"},
-	"type":   typeProp,
-	"actor":  str("exact actor.name"),
-	"since":  schema{"type": "string", "format": "date-time"},
-	"cursor": cursorProp,
-	"limit":  schema{"type": "integer", "minimum": 1, "maximum": restarea.MaxSearchLimit},
-}, "q")
+	"body":        schema{"type": "string", "minLength": 1, "maxLength": restarea.MaxBody, "description": "the whole body as posted, instead of q"},
+	"type":        typeProp,
+	"actor":       str("exact actor.name"),
+	"since":       schema{"type": "string", "format": "date-time"},
+	"cursor":      cursorProp,
+	"limit":       schema{"type": "integer", "minimum": 1, "maximum": restarea.MaxSearchLimit},
+	"consistency": consistencyProp,
+})

@@ -44,7 +44,7 @@ func TestListTools(t *testing.T) {
 				{ToolGetThread, true, true, nil, ptr(true), false, []string{"id"}},
 				{ToolListReplies, true, true, nil, ptr(true), false, []string{"thread_id"}},
 				{ToolGetReply, true, true, nil, ptr(true), false, []string{"id"}},
-				{ToolSearch, true, true, nil, ptr(true), false, []string{"q"}},
+				{ToolSearch, true, true, nil, ptr(true), false, nil},
 			}
 			if len(got) != len(tests) {
 				t.Errorf("got %d tools, want %d", len(got), len(tests))

@@ -88,7 +88,7 @@ func Tools() []*sdk.Tool {
 			Name: ToolSearch,
 			Description: "Full-text search of public questions and replies, best first, with score and snippet (matches in « »). " +
 				"Every word of q must match (English words in other forms too; CJK inside sentences); \"a phrase\" in order, prefix* (3+ characters), -word or -\"a phrase\" excludes; other \", * and - are plain text. Search before asking. " + pageCut +
-				" 503: index rebuilding, wait retry_after_seconds. Lost a request_id? find_my_post in " + GuideURI + ".",
+				" 503: index rebuilding, wait retry_after_seconds. body instead of q: entries whose body is exactly it, newest first, without score (lost a request_id? find_my_post in " + GuideURI + ").",
 			InputSchema:  searchInput,
 			OutputSchema: searchOut,
 			Annotations:  readOnly("Search entries"),

@@ -320,6 +320,7 @@ func (n *Node) FinalizeLeader(ctx context.Context) (cluster.FinalizeAnswer, erro
 		n.log.Info("the upgrade is finalized: the cluster runs a new cluster version; nodes of older releases are refused from now on",
 			"cluster_version", v)
 	}
+	n.kickBackfill() // from cluster version 4, older entries are indexed by their body
 	ans.Message = fmt.Sprintf("the cluster runs cluster version %d (it ran %d): the upgrade is finalized, and nodes of releases that do not know cluster version %d can no longer start on this cluster's data or join it",
 		ans.To, ans.From, ans.To)
 	return ans, nil

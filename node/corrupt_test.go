@@ -32,7 +32,7 @@ func TestRotInStateFileStopsTheNode(t *testing.T) {
 		}
 		return nil
 	})
-	if res, err := n.FinalizeUpgrade(context.Background()); err != nil || res.Status.ClusterVersion != 3 {
+	if res, err := n.FinalizeUpgrade(context.Background()); err != nil || res.Status.ClusterVersion != fsm.ClusterVersionMax {
 		t.Fatalf("finalize: %+v, %v", res, err)
 	}
 	req := testkit.Question("A question whose body rots on disk")

@@ -17,7 +17,8 @@ import (
 const expireBatch = 1000
 
 // leaderLoop runs the leader's duties: on gaining leadership it seeds the
-// configured limits, and while leader it proposes expiry on a timer.
+// configured limits, and while leader it proposes expiry on a timer (and
+// the backfill of body fingerprints, while one is left: backfill.go).
 // Decisions about time are the leader's, replicated as commands, so every
 // node drops the same entries.
 func (n *Node) leaderLoop() {
@@ -47,6 +48,11 @@ func (n *Node) leaderLoop() {
 			return
 		case <-obs:
 			check()
+		case <-n.backfillKick:
+			check()
+			if wasLeader {
+				n.backfill()
+			}
 		case <-tick.C:
 			check()
 			if wasLeader {
@@ -54,6 +60,7 @@ func (n *Node) leaderLoop() {
 				n.enableLogV2()
 				n.maybeAutoFinalize()
 				n.expire()
+				n.backfill()
 			}
 		}
 	}
@@ -144,6 +151,7 @@ func (n *Node) becameLeader() {
 	n.enableLogV2()
 	n.maybeAutoFinalize()
 	n.expire()
+	n.backfill()
 }
 
 // Expire proposes expiry commands until nothing is left to expire (or

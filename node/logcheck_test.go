@@ -76,7 +76,7 @@ func TestDamagedLogEntryStopsTheNode(t *testing.T) {
 	n := testnode.Start(t, testnode.WithDataDir(dir))
 	ctx := context.Background()
 	before := testnode.Post(t, n, testkit.Question("written before the upgrade is finalized"))
-	if res, err := n.FinalizeUpgrade(ctx); err != nil || res.To != 3 {
+	if res, err := n.FinalizeUpgrade(ctx); err != nil || res.To != fsm.ClusterVersionMax {
 		t.Fatalf("finalize: %+v, %v", res, err)
 	}
 	body := "a canary body " + strings.ReplaceAll(uuid.NewString(), "-", "") + " that rots on the disk"
@@ -165,7 +165,7 @@ func TestLeaderNeverSendsADamagedEntry(t *testing.T) {
 	nodes := testnode.StartCluster(t, 3)
 	ctx := context.Background()
 	a := testnode.Leader(t, nodes)
-	if res, err := a.FinalizeUpgrade(ctx); err != nil || res.To != 3 {
+	if res, err := a.FinalizeUpgrade(ctx); err != nil || res.To != fsm.ClusterVersionMax {
 		t.Fatalf("finalize: %+v, %v", res, err)
 	}
 	var b, c *node.Node

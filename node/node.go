@@ -83,10 +83,13 @@ type Node struct {
 	shutdownMu sync.Mutex
 	onShutdown []func(graceful bool)
 
-	stop      chan struct{}
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	closeErr  error
+	stop chan struct{}
+	wg   sync.WaitGroup
+	// backfillKick wakes the leader loop to index older entries by their
+	// body (backfill.go).
+	backfillKick chan struct{}
+	closeOnce    sync.Once
+	closeErr     error
 
 	// versions is what the other members said about their releases
 	// (clusterversion.go).
@@ -118,7 +121,7 @@ func Start(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reg: prometheus.NewRegistry(), started: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), backfillKick: make(chan struct{}, 1), reg: prometheus.NewRegistry(), started: make(chan struct{}), done: make(chan struct{})}
 	// A state machine that stops while Start runs (raft replays the log
 	// as soon as it starts) stops the node only once Start is done with it.
 	defer close(n.started)

@@ -114,8 +114,9 @@ func (g *Gate) InFlight() int { return len(g.slots) }
 // Expensive reports whether a request to the public port reads enough to
 // go through the gate: every GET and HEAD except the probes, /metrics,
 // static files and documents the binary carries (the guide, llms.txt, the
-// OpenAPI document), and every POST to /mcp. Posts to the REST API are bounded
-// by their body and the per-source post limit instead.
+// OpenAPI document), every POST to /mcp and every find of a post by its
+// body (a read, sent as a POST). Posts to the REST API are bounded by
+// their body and the per-source post limit instead.
 func Expensive(r *http.Request) bool {
 	p := r.URL.Path
 	switch r.Method {
@@ -128,7 +129,7 @@ func Expensive(r *http.Request) bool {
 		}
 		return true
 	case http.MethodPost:
-		return p == "/mcp"
+		return p == "/mcp" || p == "/api/v1/entries/find"
 	}
 	return false
 }

@@ -32,6 +32,7 @@ type Call struct {
 	Read   restarea.ReadOptions
 	Patch  restarea.SettingsPatch
 	Query  restarea.SearchQuery
+	Find   restarea.FindQuery
 }
 
 // FakeService is an in-memory restarea.Service, restarea.AdminService and
@@ -558,5 +559,30 @@ func (f *FakeService) Search(ctx context.Context, q restarea.SearchQuery) (resta
 		}
 		rs, next, err := page(all, restarea.ListOptions{Cursor: q.Cursor, Limit: q.Limit}, f.pageSize, nil)
 		return restarea.SearchPage{Results: rs, NextCursor: next}, err
+	})
+}
+
+// FindPosts lists the public entries whose body is exactly q.Body, newest
+// first, with q's filters, in pages like the other lists.
+func (f *FakeService) FindPosts(ctx context.Context, q restarea.FindQuery) (restarea.FindPage, error) {
+	q, err := q.Validate()
+	if err != nil {
+		return restarea.FindPage{}, err
+	}
+	return stubbed(f, ctx, Call{Method: "FindPosts", Find: q}, func() (restarea.FindPage, error) {
+		all := []restarea.Entry{}
+		for i := len(f.entries) - 1; i >= 0; i-- {
+			e := f.entries[i]
+			if f.publicQuestion(e.ID) == nil && f.publicReply(e.ID) == nil {
+				continue
+			}
+			if e.Body != q.Body || q.Type != "" && e.Type != q.Type || q.Actor != "" && e.Actor.Name != q.Actor ||
+				q.ParentID != "" && e.ParentID != q.ParentID || e.CreatedAt.Before(q.Since) {
+				continue
+			}
+			all = append(all, public(e))
+		}
+		es, next, err := page(all, restarea.ListOptions{Cursor: q.Cursor, Limit: q.Limit}, f.pageSize, nil)
+		return restarea.FindPage{Entries: es, NextCursor: next}, err
 	})
 }
