@@ -95,7 +95,7 @@ func applyBackfill(tx *bolt.Tx, c *BackfillCommand) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := putMark(body, true, bByBody, bodyKey(r.Body, r.Seq)); err != nil {
+		if err := putMark(body, version >= sumFromVersion, bByBody, bodyKey(r.Body, r.Seq)); err != nil {
 			return nil, err
 		}
 		n++

@@ -25,18 +25,13 @@ func (n *Node) kickBackfill() {
 // stored before cluster version 4 is indexed by its body, or this node
 // stops leading (the next leader goes on from where the state says).
 func (n *Node) backfill() {
+	if pending, err := n.fsm.BackfillPending(); err != nil || !pending {
+		return
+	}
+	n.log.Info("indexing the entries stored before cluster version 4 by their body (finding a post by its body answers 503 until done)")
 	start, total := time.Now(), 0
+	// Each result says whether more is left, so the state is read once.
 	for n.IsLeader() {
-		pending, err := n.fsm.BackfillPending()
-		if err != nil || !pending {
-			if total > 0 {
-				n.log.Info("indexed the entries stored before cluster version 4 by their body: finding a post by its body works", "entries", total, "took", time.Since(start).Round(time.Millisecond))
-			}
-			return
-		}
-		if total == 0 {
-			n.log.Info("indexing the entries stored before cluster version 4 by their body (finding a post by its body answers 503 until done)")
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 		res, err := n.propose(ctx, &fsm.Command{Op: fsm.OpBackfill, Backfill: &fsm.BackfillCommand{MaxItems: backfillBatch}})
 		cancel()
@@ -48,6 +43,10 @@ func (n *Node) backfill() {
 			return
 		}
 		total += res.Backfilled
+		if !res.BackfillLeft {
+			n.log.Info("indexed the entries stored before cluster version 4 by their body: finding a post by its body works", "entries", total, "took", time.Since(start).Round(time.Millisecond))
+			return
+		}
 	}
 }
 
