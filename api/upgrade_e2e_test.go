@@ -12,7 +12,7 @@ import (
 // raise is audited with the operator's address; a body is refused; the
 // public status shows the cluster version, not the members' releases.
 func TestEndToEndFinalizeUpgrade(t *testing.T) {
-	n := testnode.Start(t, testnode.WithAdminToken(token))
+	n := testnode.Start(t, testnode.WithAdminToken(token), testnode.FormedByV010())
 	testnode.WaitLogFormat(t, n, 3)
 	base := n.URL()
 	route := base + "/api/v1/admin/cluster/finalize-upgrade"

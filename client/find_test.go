@@ -17,7 +17,7 @@ import (
 // entry with that body, newest first, with the filters sent; a query the
 // domain refuses is refused before anything is sent.
 func TestFindPosts(t *testing.T) {
-	n := testnode.Start(t)
+	n := testnode.Start(t, testnode.FormedByV010()) // find answers 503 until finalized
 	ctx := context.Background()
 	body := "A lost post, found by its body. " + strings.Repeat("Every word of it. ", 900)
 	q := testkit.Question("lost")

@@ -130,12 +130,12 @@ func newExpectNodes(t *testing.T, n int) expectNodes {
 
 // start starts node i, with fast failover, and closes it when the test
 // ends.
-func (e expectNodes) start(t *testing.T, i int) (*node.Node, error) {
-	cfg := testnode.Config(t, testnode.WithConfig(func(c *server.Config) {
+func (e expectNodes) start(t *testing.T, i int, opts ...testnode.Option) (*node.Node, error) {
+	cfg := testnode.Config(t, append([]testnode.Option{testnode.WithConfig(func(c *server.Config) {
 		c.HTTPAddr, c.RaftAddr = e.http[i], e.raft[i]
 		c.JoinURLs, c.BootstrapExpect, c.ClusterSecret = e.urls, 3, testnode.Secret
 		fastFailover(c)
-	}))
+	})}, opts...)...)
 	n, err := server.Start(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start node %d: %w", i, err)

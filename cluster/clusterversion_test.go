@@ -53,7 +53,7 @@ func startVersionCluster(t *testing.T, releases []testnode.Option, opts ...testn
 func (c *versionCluster) start(i int, r testnode.Option) {
 	t := c.t
 	t.Helper()
-	opts := append([]testnode.Option{testnode.WithConfig(fastFailover), testnode.WithDataDir(c.dirs[i]),
+	opts := append([]testnode.Option{testnode.WithConfig(fastFailover), testnode.WithDataDir(c.dirs[i]), testnode.FormedByV010(),
 		testnode.WithConfig(func(cfg *server.Config) {
 			cfg.ClusterSecret, cfg.RaftAddr = testnode.Secret, c.addrs[i]
 			if i > 0 {

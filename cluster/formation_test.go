@@ -1,9 +1,13 @@
 package cluster_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/fsm"
+	"github.com/restarea/restarea/internal/server"
 	"github.com/restarea/restarea/internal/testkit"
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
@@ -59,4 +63,69 @@ func TestBootstrapExpectNodeOutsideJoinListJoins(t *testing.T) {
 	}
 	res := testnode.Post(t, fourth, testkit.Question("five after scaling"))
 	testnode.WaitThread(t, nodes, res.Entry.ID)
+}
+
+// A new cluster forms at the newest cluster version every member knows:
+// three nodes of this release formed by --bootstrap-expect run this
+// release's newest from the start; with a member of a release that knows
+// less, the cluster runs what that member knows (and an upgrade of it is
+// finalized as usual); --initial-cluster-version caps it.
+func TestNewClusterFormsAtNewestVersionAllKnow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		third testnode.Option
+		all   testnode.Option
+		want  int
+	}{
+		{"this release", nil, nil, fsm.ClusterVersionMax},
+		{"a member that knows 2", playRelease("v0.2.0-test", 2), nil, 2},
+		{"initial version 3", nil, testnode.WithConfig(func(c *server.Config) { c.InitialClusterVersion = 3 }), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			expect := newExpectNodes(t, 3)
+			nodes := make([]*node.Node, 3)
+			var wg sync.WaitGroup
+			for i := range 3 {
+				var opts []testnode.Option
+				if tc.all != nil {
+					opts = append(opts, tc.all)
+				}
+				if i == 2 && tc.third != nil {
+					opts = append(opts, tc.third)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					n, err := expect.start(t, i, opts...)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					nodes[i] = n
+				}()
+			}
+			wg.Wait()
+			if t.Failed() {
+				t.FailNow()
+			}
+			testnode.WaitMembers(t, nodes, 3)
+			waitClusterVersion(t, nodes, tc.want)
+			res := testnode.Post(t, nodes[2], testkit.Question("formed at "+tc.name))
+			testnode.WaitThread(t, nodes, res.Entry.ID)
+			// The raises are in the audit trail; nothing else raised them.
+			page, err := nodes[0].ListAudit(t.Context(), restarea.ListOptions{Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raises := 0
+			for _, r := range page.Records {
+				if r.Action == restarea.AuditClusterVersion {
+					raises++
+				}
+			}
+			if raises != tc.want-1 {
+				t.Fatalf("%d cluster version records, want %d", raises, tc.want-1)
+			}
+		})
+	}
 }

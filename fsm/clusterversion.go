@@ -121,6 +121,33 @@ func readClusterVersion(tx *bolt.Tx) (int, error) {
 // OpClusterVersion raises it).
 func (f *FSM) ClusterVersion() int { return int(f.clusterVersion.Load()) }
 
+// Fresh reports whether the state belongs to a cluster that has never
+// been led: no settings were ever applied (every leader configures its
+// limits first, OpConfigure), no member announced itself, no entry was
+// stored, and the cluster version is the first. Only a new cluster's first
+// leader, or a leader after it that took over before it configured
+// anything, sees a fresh state; a state restored from a snapshot or a
+// backup is never fresh.
+func (f *FSM) Fresh() (bool, error) {
+	if f.ClusterVersion() > 1 {
+		return false, nil
+	}
+	fresh := false
+	err := f.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bMeta)
+		if meta.Get(kSettings) != nil {
+			return nil
+		}
+		if k, _ := tx.Bucket(bMembers).Cursor().First(); k != nil {
+			return nil
+		}
+		n, err := getU64(tx, bMeta, kEntries)
+		fresh = err == nil && n == 0
+		return err
+	})
+	return fresh, err
+}
+
 // Halted returns the error that stopped the state machine, or nil: once
 // set, no further entry is applied by this process.
 func (f *FSM) Halted() error {

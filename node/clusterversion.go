@@ -247,6 +247,13 @@ func (n *Node) FinalizeUpgrade(ctx context.Context) (restarea.UpgradeResult, err
 // version while another member does, makes it a refusal naming the member;
 // a cluster already at the newest version all know is left as it is.
 func (n *Node) FinalizeLeader(ctx context.Context) (cluster.FinalizeAnswer, error) {
+	return n.finalizeLeader(ctx, 0, false)
+}
+
+// finalizeLeader is FinalizeLeader raising the version to at most limit
+// (0: no limit); forming says a new cluster is being formed
+// (formation.go), which only changes what is logged.
+func (n *Node) finalizeLeader(ctx context.Context, limit int, forming bool) (cluster.FinalizeAnswer, error) {
 	if !n.IsLeader() {
 		return cluster.FinalizeAnswer{}, cluster.ErrNotLeader
 	}
@@ -287,6 +294,9 @@ func (n *Node) FinalizeLeader(ctx context.Context) (cluster.FinalizeAnswer, erro
 	for _, m := range members {
 		target, newest = min(target, m.max), max(newest, m.max)
 	}
+	if limit > 0 {
+		target, newest = min(target, limit), min(newest, limit)
+	}
 	if target <= cur {
 		if newest <= cur {
 			return cluster.FinalizeAnswer{From: cur, To: cur,
@@ -316,9 +326,15 @@ func (n *Node) FinalizeLeader(ctx context.Context) (cluster.FinalizeAnswer, erro
 			return ans, err
 		}
 		ans.To, ans.Index = v, res.Index
-		n.logAction(ctx, restarea.AuditClusterVersion, strconv.Itoa(v), res)
-		n.log.Info("the upgrade is finalized: the cluster runs a new cluster version; nodes of older releases are refused from now on",
-			"cluster_version", v)
+		if !forming {
+			n.logAction(ctx, restarea.AuditClusterVersion, strconv.Itoa(v), res)
+		}
+		if forming {
+			n.log.Info("the new cluster runs a newer cluster version; nodes of older releases are refused", "cluster_version", v)
+		} else {
+			n.log.Info("the upgrade is finalized: the cluster runs a new cluster version; nodes of older releases are refused from now on",
+				"cluster_version", v)
+		}
 	}
 	n.kickBackfill() // from cluster version 4, older entries are indexed by their body
 	ans.Message = fmt.Sprintf("the cluster runs cluster version %d (it ran %d): the upgrade is finalized, and nodes of releases that do not know cluster version %d can no longer start on this cluster's data or join it",

@@ -72,7 +72,7 @@ func TestNodeStopsOnAnUnknownClusterVersion(t *testing.T) {
 		c.ClusterSecret = testnode.Secret
 		c.LeaderWait, c.ApplyTimeout = 3*time.Second, 5*time.Second
 	})
-	first := testnode.Start(t, cfg, withClusterVersionMax(3, "v-next"))
+	first := testnode.Start(t, cfg, withClusterVersionMax(3, "v-next"), testnode.FormedByV010())
 	second := startMember(t, first, withClusterVersionMax(3, "v-next"))
 	var logs testkit.SyncBuffer
 	dir := t.TempDir()

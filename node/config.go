@@ -156,6 +156,12 @@ type Config struct {
 	// and applies; 0 → fsm.ClusterVersionMax. Only tests set it
 	// (--test-cluster-version-max), to play a later or an earlier release.
 	ClusterVersionMax int
+	// InitialClusterVersion is the cluster version a new cluster forms at:
+	// its first leader raises the version to it before anything else, as a
+	// finalize-upgrade would, when every member knows it (0 → the newest
+	// every member knows). 1 forms a cluster that nodes of releases up to
+	// v0.1.0 can still join, until an operator finalizes.
+	InitialClusterVersion int
 	// AutoFinalizeUpgrade lets the leader finalize an upgrade by itself,
 	// on its timer, once every member knows a newer cluster version
 	// (--auto-finalize-upgrade). Off: only an operator finalizes.
@@ -256,6 +262,10 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	if c.ClusterVersionMax < 1 {
 		return fmt.Errorf("cluster version max %d: want at least 1", c.ClusterVersionMax)
+	}
+	if c.InitialClusterVersion < 0 || c.InitialClusterVersion > c.ClusterVersionMax {
+		return fmt.Errorf("initial cluster version %d: want 0 (the newest every member knows) up to %d, the newest this binary knows",
+			c.InitialClusterVersion, c.ClusterVersionMax)
 	}
 	if err := c.RatePerSource.Validate("rate-per-source"); err != nil {
 		return fmt.Errorf("%s", restarea.ErrorMessage(err))

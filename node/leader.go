@@ -137,6 +137,7 @@ func (n *Node) enableLogV2() {
 func (n *Node) becameLeader() {
 	n.log.Info("became leader", "node_id", n.id, "term", n.raft.CurrentTerm())
 	n.confirmApplied()
+	n.formAtInitialVersion()
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 	defer cancel()
 	per, glob := n.cfg.RatePerSource, n.cfg.RateGlobal

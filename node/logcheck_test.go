@@ -73,7 +73,7 @@ func entryWith(t *testing.T, logs []raft.Log, b []byte) raft.Log {
 // refuses the damaged log and changes nothing.
 func TestDamagedLogEntryStopsTheNode(t *testing.T) {
 	dir := t.TempDir()
-	n := testnode.Start(t, testnode.WithDataDir(dir))
+	n := testnode.Start(t, testnode.WithDataDir(dir), testnode.FormedByV010())
 	ctx := context.Background()
 	before := testnode.Post(t, n, testkit.Question("written before the upgrade is finalized"))
 	if res, err := n.FinalizeUpgrade(ctx); err != nil || res.To != fsm.ClusterVersionMax {

@@ -53,6 +53,8 @@ func runChaos(args []string) int {
 	dir := fs.String("dir", "", "--local: directory for the nodes' data and logs, kept (default: a temporary one, removed)")
 	settleTimeout := fs.Duration("settle-timeout", d.SettleTimeout, "how long the healed cluster may take to converge")
 	project := fs.String("compose-project", "restarea", "docker compose project name")
+	checkTimeout := fs.Duration("check-timeout", d.CheckTimeout, "how long the linearizability check may take in all (each request_id at most 10s); past it the verdict is unknown")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's /debug/pprof/ of this command (the harness, and powerfs with --power-fs) on this address")
 	if !parseFlags(fs, args) {
 		return 2
 	}
@@ -83,6 +85,8 @@ func runChaos(args []string) int {
 		return usage("--max-duration must be at least --duration")
 	case *faultEvery < 0:
 		return usage("--fault-interval must not be negative")
+	case *checkTimeout <= 0:
+		return usage("--check-timeout must be positive")
 	case *rolling && *noFaults:
 		return usage("--rolling-restart and --no-faults exclude each other")
 	case *rolling && *nodes != "" && *faultDriver == "":
@@ -114,6 +118,9 @@ func runChaos(args []string) int {
 	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if *pprofAddr != "" {
+		servePprof(*pprofAddr, logger)
+	}
 	// The first interrupt ends the workload early (the run is still
 	// healed and checked); a second one kills the command.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -133,6 +140,7 @@ func runChaos(args []string) int {
 	cfg.OutDir, cfg.HistoryFile, cfg.Logger = *outDir, *historyFile, logger
 	cfg.Faults, cfg.FaultEvery, cfg.Upgrade = classes, *faultEvery, upgrade
 	cfg.MinOps, cfg.MinFaults, cfg.MaxDuration = *minOps, *minFaults, *maxDuration
+	cfg.CheckTimeout = *checkTimeout
 	if (*minOps > 0 || *minFaults > 0) && *maxDuration == 0 {
 		cfg.MaxDuration = 2 * *duration
 	}

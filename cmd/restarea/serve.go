@@ -75,6 +75,7 @@ func runServe(args []string) int {
 	allowTestVersions := fs.Bool("allow-test-versions", false, "TESTS ONLY: allow --test-* version flags; never on a production node")
 	testBootID := fs.String("test-boot-id-file", "", "TESTS ONLY: take the machine's boot id from this file, so a test can simulate a reboot by changing it (needs --allow-test-boot-id)")
 	allowTestBootID := fs.Bool("allow-test-boot-id", false, "TESTS ONLY: allow --test-boot-id-file; never on a production node")
+	initialCV := fs.Int("initial-cluster-version", 0, "the cluster version a new cluster forms at (0: the newest every member knows); 1 lets nodes of v0.1.0 join it until an upgrade is finalized (docs/upgrades.md)")
 	autoFinalize := fs.Bool("auto-finalize-upgrade", false, "let the leader finalize an upgrade by itself (raise the cluster version) once every member runs a release that knows a newer one; after that, older releases can no longer start on this cluster's data or join it (docs/upgrades.md)")
 	testCVMax := fs.Int("test-cluster-version-max", 0, "TESTS ONLY: announce and apply cluster versions up to this one instead of this release's, to play another release (needs --allow-test-versions)")
 	syncState := fs.Bool("sync-state", false, "also fsync the state file on every applied batch (by default only the raft log is; a state file torn by a machine crash is rebuilt from snapshot and log)")
@@ -179,6 +180,7 @@ func runServe(args []string) int {
 		logger.Warn("TEST BOOT ID: this node takes its boot id from a file; it is for tests only", "boot_id", id, "file", *testBootID)
 	}
 	cfg.AutoFinalizeUpgrade = *autoFinalize
+	cfg.InitialClusterVersion = *initialCV
 	if *testCVMax != 0 {
 		if !*allowTestVersions {
 			return fail("--test-cluster-version-max makes this binary play another release for tests; it is refused without --allow-test-versions (never on a production node)")

@@ -63,7 +63,9 @@ func TestFinalizeUpgradeCLIAndStartRefusal(t *testing.T) {
 	if out, err := serve("--test-cluster-version-max", next).CombinedOutput(); !strings.Contains(string(out), "--allow-test-versions") || err == nil {
 		t.Fatalf("--test-cluster-version-max without --allow-test-versions: %v\n%s", err, out)
 	}
-	cmd := serve("--test-cluster-version-max", next, "--allow-test-versions")
+	// Formed at cluster version 1, as by v0.1.0: a new cluster would form
+	// at the newest version, with nothing left to finalize.
+	cmd := serve("--test-cluster-version-max", next, "--allow-test-versions", "--initial-cluster-version", "1")
 	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar, Union
 from . import _http
 from .errors import NOT_FOUND, INVALID_REQUEST, WRITES_DISABLED, ApiError, JournalConflict, JournalError, ReadError
 from .journal import BaseJournal, PendingPost
-from .models import AUTONOMOUS, QUESTION, REPLY, Actor, Entry, PostRequest, ReplyPage, SearchPage, ThreadPage
+from .models import AUTONOMOUS, QUESTION, REPLY, Actor, Entry, FindPage, PostRequest, ReplyPage, SearchPage, ThreadPage
 from .normalize import normalize_request
 from .outcome import Outcome, Result
 
@@ -383,16 +383,58 @@ class Client:
         if actor:
             query["actor"] = actor
         if since is not None:
-            if isinstance(since, datetime):
-                if since.tzinfo is None:
-                    raise ValueError("since: a datetime with a time zone is required")
-                since = since.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-            query["since"] = since
+            query["since"] = _since_text(since)
         if limit is not None:
             query["limit"] = str(limit)
         if cursor:
             query["cursor"] = cursor
         return self._get("/api/v1/search", query, SearchPage.from_json, self._read_deadline())
+
+    def find_posts(
+        self,
+        body: str,
+        *,
+        type: Optional[str] = None,
+        actor: Optional[str] = None,
+        parent_id: Optional[str] = None,
+        since: Union[datetime, str, None] = None,
+        consistency: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> FindPage:
+        """One page of the public entries whose body is exactly body, newest
+        first (POST /api/v1/entries/find, docs/api.md#finding-a-post-by-its-body):
+        how to find a post whose request_id was lost before it was recorded.
+        body is the whole body as posted, of any length; the server
+        normalises it as a post's is and looks it up by its fingerprint, so
+        it is not a search: no word is dropped or read as an operator. type
+        is question or reply; actor an exact actor.name; parent_id keeps the
+        replies to that question; since a time (created at or after);
+        consistency "strong" asks through the leader. Pass the page's
+        next_cursor as cursor for the next one: a page may hold fewer than
+        limit entries, and only a next_cursor of None ends the list. A bad
+        parameter (an empty body among them) raises ApiError invalid_request
+        naming it. The find changes nothing, so lost answers, 429 and 503 are
+        retried as a read's are; a cluster that does not index bodies yet
+        (before cluster version 4) keeps answering 503, and ReadError is
+        raised when the budget runs out: search then. Names are
+        self-reported: a match is a strong hint, not proof."""
+        req: dict[str, Any] = {"body": body}
+        if type:
+            req["type"] = type
+        if actor:
+            req["actor"] = actor
+        if parent_id:
+            req["parent_id"] = parent_id
+        if since is not None:
+            req["since"] = _since_text(since)
+        if cursor:
+            req["cursor"] = cursor
+        if limit is not None:
+            req["limit"] = limit
+        req.update(_read_query(consistency))
+        data = json.dumps(req, ensure_ascii=False).encode("utf-8")
+        return self._read("POST", "/api/v1/entries/find", None, data, FindPage.from_json, self._read_deadline())
 
     def _replies(
         self, thread_id: str, limit: Optional[int], cursor: Optional[str], consistency: Optional[str], deadline: Optional[float]
@@ -434,11 +476,18 @@ class Client:
         """One data member, retrying a lost answer, 429 and 503 (moving to the
         next server when one is unreachable) within max_attempts and
         deadline. A definite error answer raises ApiError."""
+        return self._read("GET", path, query, None, decode, deadline)
+
+    def _read(
+        self, method: str, path: str, query: Optional[dict[str, str]], body: Optional[bytes], decode: Callable[[Any], T], deadline: float
+    ) -> T:
+        """_get with any method and a body: a request that changes nothing
+        (a find sent as a POST) is retried as a GET is."""
         last = "deadline passed before the first attempt"
         for attempt in range(1, self._max_attempts + 1):
             if time.monotonic() >= deadline:
                 break
-            a = self._do("GET", path, query, None, deadline)
+            a = self._do(method, path, query, body, deadline)
             wait = 0.0
             if a.lost:
                 last = a.lost
@@ -477,6 +526,15 @@ def _pause(d: float, deadline: float) -> bool:
 
 def _seg(s: str) -> str:
     return urllib.parse.quote(s, safe="")
+
+
+def _since_text(since: Union[datetime, str]) -> str:
+    """since as the server reads it: RFC 3339 text, a datetime in UTC."""
+    if isinstance(since, datetime):
+        if since.tzinfo is None:
+            raise ValueError("since: a datetime with a time zone is required")
+        return since.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return since
 
 
 def _read_query(consistency: Optional[str]) -> dict[str, str]:

@@ -213,3 +213,19 @@ class SearchPage:
     def from_json(cls, v: Any) -> "SearchPage":
         d = _obj(v, "page")
         return cls(results=[SearchResult.from_json(r) for r in _list(d, "results")], next_cursor=_cursor(d))
+
+
+@dataclass(frozen=True)
+class FindPage:
+    """One page of the public entries whose body is exactly the one sent
+    (Client.find_posts), newest first. A page examines at most 200 entries
+    with that body, so it may hold fewer than the limit: only a next_cursor
+    of None ends the list."""
+
+    entries: list[Entry] = field(default_factory=list)
+    next_cursor: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, v: Any) -> "FindPage":
+        d = _obj(v, "page")
+        return cls(entries=[Entry.from_json(e) for e in _list(d, "entries")], next_cursor=_cursor(d))

@@ -10,6 +10,7 @@ import tempfile
 import time
 import unittest
 import uuid
+from typing import Optional
 
 import _support
 from _support import DROP, TOO_MANY, UNAVAILABLE, FaultProxy, Node, closed_url
@@ -23,6 +24,7 @@ NODE: Node
 def setUpModule() -> None:
     global NODE
     NODE = Node().start()
+    NODE.finalize_upgrade()  # finding a post by its body needs cluster version 4
 
 
 def tearDownModule() -> None:
@@ -280,6 +282,86 @@ class ReadTest(Base):
         c = self.client(closed_url() + "," + NODE.url)
         res = c.post_question(unique("second server"), "The first one is down.", "py-test")
         self.assertEqual((res.outcome, res.attempts), (Outcome.CONFIRMED, 2), res)
+
+
+class FindTest(Base):
+    def test_finds_a_long_body_newest_first_with_filters(self) -> None:
+        c = self.client(NODE.url)
+        body = f"A lost post {uuid.uuid4()}, found by its whole body. " + "Every word of it counts, none is dropped. " * 20
+        self.assertGreater(len(body), 500)
+        q = c.post_question(unique("lost"), body, "py-finder")
+        self.assertEqual(q.outcome, Outcome.CONFIRMED, q)
+        r = c.post_reply(q.id, body, "py-other")
+        self.assertEqual(r.outcome, Outcome.CONFIRMED, r)
+
+        page = c.find_posts(body, consistency="strong")
+        self.assertIsInstance(page, restarea.FindPage)
+        self.assertEqual([e.id for e in page.entries], [r.id, q.id], "entries are found newest first")
+        self.assertIsNone(page.next_cursor)
+        self.assertEqual((page.entries[1].body, page.entries[1].url), (body, q.url))
+
+        self.assertEqual([e.id for e in c.find_posts(body, type="question").entries], [q.id])
+        self.assertEqual([e.id for e in c.find_posts(body, type="reply").entries], [r.id])
+        self.assertEqual([e.id for e in c.find_posts(body, actor="py-finder").entries], [q.id])
+        self.assertEqual([e.id for e in c.find_posts(body, parent_id=q.id).entries], [r.id])
+        created = c.get_thread(q.id).created_at
+        self.assertEqual(len(c.find_posts(body, since=created).entries), 2)
+        self.assertEqual(c.find_posts(body, since="2999-01-01T00:00:00Z").entries, [])
+
+        # Page by page, one entry each, until next_cursor is None.
+        ids: list[str] = []
+        cursor: Optional[str] = None
+        for _ in range(5):
+            p = c.find_posts(body, limit=1, cursor=cursor)
+            ids += [e.id for e in p.entries]
+            cursor = p.next_cursor
+            if cursor is None:
+                break
+        self.assertEqual((ids, cursor), ([r.id, q.id], None))
+
+    def test_finds_a_body_with_quotes_and_dashes(self) -> None:
+        c = self.client(NODE.url)
+        body = f'He said "don\'t -retry it" -- then \'-x --y\' — is it -safe? ({uuid.uuid4()})\nSecond line.'
+        q = c.post_question(unique("quotes"), body, "py-finder")
+        self.assertEqual(q.outcome, Outcome.CONFIRMED, q)
+        self.assertEqual([e.id for e in c.find_posts(body).entries], [q.id])
+        # The body is normalised as a post's is: \r\n is \n.
+        self.assertEqual([e.id for e in c.find_posts(body.replace("\n", "\r\n")).entries], [q.id])
+        # Not a search: a body that is only the start of it finds nothing.
+        self.assertEqual(c.find_posts(body.split("\n")[0]).entries, [])
+
+    def test_finds_nothing_for_an_unknown_body(self) -> None:
+        page = Client(NODE.url).find_posts(f"No one ever posted this {uuid.uuid4()}.", consistency="strong")
+        self.assertEqual((page.entries, page.next_cursor), ([], None))
+
+    def test_refuses_a_bad_query(self) -> None:
+        c = Client(NODE.url)
+        with self.assertRaises(ApiError) as cm:
+            c.find_posts("")
+        self.assertEqual((cm.exception.code, cm.exception.status), ("invalid_request", 400))
+        self.assertIn("body", cm.exception.message)
+        with self.assertRaises(ApiError) as cm:
+            c.find_posts("Some body.", type="bogus")
+        self.assertEqual((cm.exception.code, cm.exception.status), ("invalid_request", 400))
+        self.assertIn("type", cm.exception.message)
+        with self.assertRaises(ValueError):
+            c.find_posts("Some body.", consistency="bogus")
+
+    def test_retried_through_503_and_a_lost_answer(self) -> None:
+        c = self.client(NODE.url)
+        body = f"Found although the first answers were lost {uuid.uuid4()}."
+        q = c.post_question(unique("retried find"), body, "py-finder")
+        self.assertEqual(q.outcome, Outcome.CONFIRMED, q)
+        p = self.proxy()
+        p.script_posts(UNAVAILABLE, DROP)
+        page = self.client(p.url).find_posts(body)
+        self.assertEqual([e.id for e in page.entries], [q.id])
+        self.assertEqual(p.posts_seen(), [UNAVAILABLE, DROP, "forwarded"])
+
+    def test_gives_up_with_read_error_when_unreachable(self) -> None:
+        c = Client(closed_url(), max_attempts=2, base_backoff=0.01)
+        with self.assertRaises(restarea.ReadError):
+            c.find_posts("Some body.")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,14 @@ import { send, type Answer } from "./http";
 import type { Journal, PendingPost } from "./journal";
 import {
   asEntry,
+  asFindPage,
   asReplyPage,
   asSearchPage,
   asThreadPage,
   type Actor,
   type Consistency,
   type Entry,
+  type FindPage,
   type PostRequest,
   type ReplyPage,
   type SearchPage,
@@ -96,6 +98,21 @@ export interface SearchOptions {
   cursor?: string;
 }
 
+export interface FindOptions {
+  type?: "question" | "reply";
+  /** An exact actor.name. */
+  actor?: string;
+  /** Replies to this question only. */
+  parent_id?: string;
+  /** Created at or after. */
+  since?: Date | string;
+  /** "strong" asks through the leader. */
+  consistency?: Consistency;
+  /** 1-50; 20 when absent. */
+  limit?: number;
+  cursor?: string;
+}
+
 /** A fresh random (version 4) UUID for a new post. */
 export function newRequestID(): string {
   return randomUUID();
@@ -125,6 +142,11 @@ function readQuery(consistency?: Consistency): Record<string, string> {
   if (consistency === undefined) return {};
   if (consistency !== "strong" && consistency !== "stale") throw new TypeError("consistency must be strong, stale or absent");
   return { consistency };
+}
+
+/** since as the server reads it: RFC 3339 text, a Date in UTC. */
+function sinceText(since: Date | string): string {
+  return since instanceof Date ? since.toISOString() : since;
 }
 
 const seg = encodeURIComponent;
@@ -466,10 +488,38 @@ export class Client {
     const query: Record<string, string> = { q };
     if (opts.type) query.type = opts.type;
     if (opts.actor) query.actor = opts.actor;
-    if (opts.since !== undefined) query.since = opts.since instanceof Date ? opts.since.toISOString() : opts.since;
+    if (opts.since !== undefined) query.since = sinceText(opts.since);
     if (opts.limit !== undefined) query.limit = String(opts.limit);
     if (opts.cursor) query.cursor = opts.cursor;
     return this.get("/api/v1/search", query, asSearchPage, Date.now() + this.deadlineMs);
+  }
+
+  /** One page of the public entries whose body is exactly body, newest first
+   * (POST /api/v1/entries/find, docs/api.md#finding-a-post-by-its-body): how
+   * to find a post whose request_id was lost before it was recorded. body is
+   * the whole body as posted, of any length; the server normalises it as a
+   * post's is and looks it up by its fingerprint, so it is not a search: no
+   * word is dropped or read as an operator. opts.parent_id keeps the replies
+   * to that question; opts.consistency "strong" asks through the leader.
+   * Pass its next_cursor as opts.cursor for the next page: a page may hold
+   * fewer than opts.limit entries, and only a null next_cursor ends the list.
+   * A bad parameter (an empty body among them) rejects with ApiError
+   * invalid_request naming it. The find changes nothing, so lost answers, 429
+   * and 503 are retried as a read's are; a cluster that does not index bodies
+   * yet (before cluster version 4) keeps answering 503, and it rejects with
+   * ReadError when the budget runs out: search then. Names are self-reported:
+   * a match is a strong hint, not proof. */
+  findPosts(body: string, opts: FindOptions = {}): Promise<FindPage> {
+    const req: Record<string, string | number> = { body };
+    if (opts.type) req.type = opts.type;
+    if (opts.actor) req.actor = opts.actor;
+    if (opts.parent_id) req.parent_id = opts.parent_id;
+    if (opts.since !== undefined) req.since = sinceText(opts.since);
+    if (opts.cursor) req.cursor = opts.cursor;
+    if (opts.limit !== undefined) req.limit = opts.limit;
+    Object.assign(req, readQuery(opts.consistency));
+    const data = new TextEncoder().encode(JSON.stringify(req));
+    return this.read("POST", "/api/v1/entries/find", undefined, data, asFindPage, Date.now() + this.deadlineMs);
   }
 
   private async *pages<P extends { next_cursor: string | null }>(
@@ -500,11 +550,24 @@ export class Client {
   /** One data member, retrying a lost answer, 429 and 503 (moving to the
    * next server when one is unreachable) within maxAttempts and deadline. A
    * definite error answer rejects with ApiError. */
-  private async get<T>(path: string, query: Record<string, string>, decode: (v: unknown) => T, deadline: number): Promise<T> {
+  private get<T>(path: string, query: Record<string, string>, decode: (v: unknown) => T, deadline: number): Promise<T> {
+    return this.read("GET", path, query, undefined, decode, deadline);
+  }
+
+  /** get with any method and a body: a request that changes nothing (a find
+   * sent as a POST) is retried as a GET is. */
+  private async read<T>(
+    method: "GET" | "POST",
+    path: string,
+    query: Record<string, string> | undefined,
+    body: Uint8Array | undefined,
+    decode: (v: unknown) => T,
+    deadline: number,
+  ): Promise<T> {
     let last = "deadline passed before the first attempt";
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       if (Date.now() >= deadline) break;
-      const a = await this.request("GET", path, query, undefined, deadline);
+      const a = await this.request(method, path, query, body, deadline);
       let wait: number;
       if (a.lost !== undefined) {
         last = a.lost;

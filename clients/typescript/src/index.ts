@@ -15,11 +15,11 @@ export {
   DEFAULT_MAX_BACKOFF_MS,
   MAX_PAGE_LIMIT,
 } from "./client";
-export type { ClientOptions, ListOptions, QuestionInput, ReadOptions, ReplyInput, SearchOptions } from "./client";
+export type { ClientOptions, FindOptions, ListOptions, QuestionInput, ReadOptions, ReplyInput, SearchOptions } from "./client";
 export { ApiError, JournalConflictError, JournalError, ReadError } from "./errors";
 export { FileJournal, MemoryJournal, defaultJournalPath, pendingOf, JOURNAL_VERSION, KIND_OUTCOME, KIND_PENDING } from "./journal";
 export type { Journal, JournalRecord, PendingPost } from "./journal";
-export type { Actor, Consistency, Entry, EntryType, PostRequest, ReplyPage, SearchPage, SearchResult, SubmissionMode, ThreadPage } from "./models";
+export type { Actor, Consistency, Entry, EntryType, FindPage, PostRequest, ReplyPage, SearchPage, SearchResult, SubmissionMode, ThreadPage } from "./models";
 export { normalizeRequest, normalizeText, sameContent, validRequestID, validUUID } from "./normalize";
 export type { NormalizedPost } from "./normalize";
 export { OUTCOMES, isFinal } from "./outcome";

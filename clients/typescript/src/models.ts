@@ -70,6 +70,15 @@ export interface SearchPage {
   next_cursor: string | null;
 }
 
+/** One page of the public entries whose body is exactly the one sent
+ * (Client.findPosts), newest first. A page examines at most 200 entries with
+ * that body, so it may hold fewer than the limit: only a null next_cursor
+ * ends the list. */
+export interface FindPage {
+  entries: Entry[];
+  next_cursor: string | null;
+}
+
 function obj(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) {
     throw new TypeError(`${what} is not a JSON object`);
@@ -120,4 +129,8 @@ export function asSearchPage(v: unknown): SearchPage {
     asEntry(r);
     if (typeof (r as { score?: unknown }).score !== "number") throw new TypeError("score is not a number");
   }) as unknown as SearchPage;
+}
+
+export function asFindPage(v: unknown): FindPage {
+  return page(v, "entries", asEntry) as unknown as FindPage;
 }

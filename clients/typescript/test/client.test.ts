@@ -15,6 +15,7 @@ const cleanups: (() => Promise<void> | void)[] = [];
 
 before(async () => {
   node = await new Node().start();
+  await node.finalizeUpgrade(); // finding a post by its body needs cluster version 4
 }, { timeout: 900_000 });
 
 after(async () => {
@@ -301,5 +302,85 @@ describe("read", () => {
   it("gives up on an unreachable server", async () => {
     const c = new Client({ servers: await closedURL(), maxAttempts: 2, baseBackoffMs: 10 });
     await assert.rejects(c.getThread(randomUUID()), (e) => e instanceof ReadError);
+  });
+});
+
+describe("find by body", () => {
+  it("finds a long body, newest first, with filters and paging", async () => {
+    const c = await client(node.url);
+    const body = `A lost post ${randomUUID()}, found by its whole body. ` + "Every word of it counts, none is dropped. ".repeat(20);
+    assert.ok(body.length > 500);
+    const q = await c.postQuestion({ title: unique("lost"), body, actor: "ts-finder" });
+    assert.equal(q.outcome, "confirmed", JSON.stringify(q));
+    const r = await c.postReply({ parent_id: q.id, body, actor: "ts-other" });
+    assert.equal(r.outcome, "confirmed", JSON.stringify(r));
+
+    const page = await c.findPosts(body, { consistency: "strong" });
+    assert.deepEqual(page.entries.map((e) => e.id), [r.id, q.id], "entries are found newest first");
+    assert.equal(page.next_cursor, null);
+    assert.deepEqual([page.entries[1].body, page.entries[1].url], [body, q.url]);
+
+    const ids = async (opts: Parameters<Client["findPosts"]>[1]) => (await c.findPosts(body, opts)).entries.map((e) => e.id);
+    assert.deepEqual(await ids({ type: "question" }), [q.id]);
+    assert.deepEqual(await ids({ type: "reply" }), [r.id]);
+    assert.deepEqual(await ids({ actor: "ts-finder" }), [q.id]);
+    assert.deepEqual(await ids({ parent_id: q.id }), [r.id]);
+    const created = (await c.getThread(q.id)).created_at;
+    assert.equal((await ids({ since: created })).length, 2);
+    assert.deepEqual(await ids({ since: new Date("2999-01-01T00:00:00Z") }), []);
+
+    // Page by page, one entry each, until next_cursor is null.
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 5; i++) {
+      const p = await c.findPosts(body, { limit: 1, cursor });
+      paged.push(...p.entries.map((e) => e.id));
+      cursor = p.next_cursor ?? undefined;
+      if (cursor === undefined) break;
+    }
+    assert.deepEqual([paged, cursor], [[r.id, q.id], undefined]);
+  });
+
+  it("finds a body with quotes and dashes", async () => {
+    const c = await client(node.url);
+    const body = `He said "don't -retry it" -- then '-x --y' — is it -safe? (${randomUUID()})\nSecond line.`;
+    const q = await c.postQuestion({ title: unique("quotes"), body, actor: "ts-finder" });
+    assert.equal(q.outcome, "confirmed", JSON.stringify(q));
+    assert.deepEqual((await c.findPosts(body)).entries.map((e) => e.id), [q.id]);
+    // The body is normalised as a post's is: \r\n is \n.
+    assert.deepEqual((await c.findPosts(body.replace("\n", "\r\n"))).entries.map((e) => e.id), [q.id]);
+    // Not a search: a body that is only the start of it finds nothing.
+    assert.deepEqual((await c.findPosts(body.split("\n")[0])).entries, []);
+  });
+
+  it("finds nothing for an unknown body", async () => {
+    const page = await new Client({ servers: node.url }).findPosts(`No one ever posted this ${randomUUID()}.`, { consistency: "strong" });
+    assert.deepEqual([page.entries, page.next_cursor], [[], null]);
+  });
+
+  it("refuses a bad query", async () => {
+    const c = new Client({ servers: node.url });
+    await assert.rejects(c.findPosts(""), (e) => e instanceof ApiError && e.code === "invalid_request" && e.status === 400 && /body/.test(e.detail));
+    await assert.rejects(
+      c.findPosts("Some body.", { type: "bogus" as "reply" }),
+      (e) => e instanceof ApiError && e.code === "invalid_request" && e.status === 400 && /type/.test(e.detail),
+    );
+    await assert.rejects(async () => c.findPosts("Some body.", { consistency: "bogus" as "strong" }), (e) => e instanceof TypeError);
+  });
+
+  it("is retried through 503 and a lost answer", async () => {
+    const body = `Found although the first answers were lost ${randomUUID()}.`;
+    const q = await (await client(node.url)).postQuestion({ title: unique("retried find"), body, actor: "ts-finder" });
+    assert.equal(q.outcome, "confirmed", JSON.stringify(q));
+    const p = await proxy();
+    p.scriptPosts("503", "drop");
+    const page = await (await client(p.url)).findPosts(body);
+    assert.deepEqual(page.entries.map((e) => e.id), [q.id]);
+    assert.deepEqual(p.seen, ["503", "drop", "forwarded"]);
+  });
+
+  it("gives up with ReadError on an unreachable server", async () => {
+    const c = new Client({ servers: await closedURL(), maxAttempts: 2, baseBackoffMs: 10 });
+    await assert.rejects(c.findPosts("Some body."), (e) => e instanceof ReadError);
   });
 });

@@ -39,6 +39,10 @@ func WithClock(now func() time.Time) Option { return func(c *server.Config) { c.
 // node on its data).
 func WithDataDir(dir string) Option { return func(c *server.Config) { c.DataDir = dir } }
 
+// FormedByV010 forms a new cluster at cluster version 1, as v0.1.0 and
+// every release before it did, for tests of what an upgrade finalizes.
+func FormedByV010() Option { return func(c *server.Config) { c.InitialClusterVersion = 1 } }
+
 // WithConfig applies an arbitrary change.
 func WithConfig(f func(*server.Config)) Option { return Option(f) }
 
