@@ -326,12 +326,10 @@ func (n *Node) finalizeLeader(ctx context.Context, limit int, forming bool) (clu
 			return ans, err
 		}
 		ans.To, ans.Index = v, res.Index
-		if !forming {
-			n.logAction(ctx, restarea.AuditClusterVersion, strconv.Itoa(v), res)
-		}
 		if forming {
 			n.log.Info("the new cluster runs a newer cluster version; nodes of older releases are refused", "cluster_version", v)
 		} else {
+			n.logAction(ctx, restarea.AuditClusterVersion, strconv.Itoa(v), res)
 			n.log.Info("the upgrade is finalized: the cluster runs a new cluster version; nodes of older releases are refused from now on",
 				"cluster_version", v)
 		}
