@@ -105,3 +105,31 @@ func TestLinearizabilityNamesTheBadRequest(t *testing.T) {
 		t.Fatalf("illegal %v complete %v", illegal, complete)
 	}
 }
+
+// Dozens of timed-out retries of one request_id (every node cut at once)
+// are decided at once, legal or not: of the unknown posts of one content
+// only the first called counts.
+func TestLinearizabilityDecidesManyUnknownRetries(t *testing.T) {
+	history := func(rid, replayID string) []Op {
+		var ops []Op
+		for i := range 60 {
+			hash := "h"
+			if i%10 == 9 {
+				hash = "other"
+			}
+			ops = append(ops, post(i, rid, hash, int64(i), int64(i)+5, OutcomeTimeout, ""))
+		}
+		return append(ops,
+			post(60, rid, "h", 100, 110, OutcomeCreated, "e1"),
+			post(61, rid, "other", 120, 130, OutcomeConflict, ""),
+			post(62, rid, "h", 140, 150, OutcomeReplayed, replayID))
+	}
+	ops := append(history("legal", "e1"), history("doubled", "e2")...)
+	illegal, complete := linearizability(PorcupineOps(ops), 10e9)
+	if !complete || len(illegal) != 1 || illegal[0] != "doubled" {
+		t.Fatalf("illegal %v complete %v, want just doubled, decided", illegal, complete)
+	}
+	if got := len(withoutDuplicateUnknowns(PorcupineOps(history("r", "e1")))); got != 5 {
+		t.Fatalf("reduced to %d operations, want 5 (one unknown post of each content and the three answers)", got)
+	}
+}

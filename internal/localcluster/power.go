@@ -29,7 +29,7 @@ func (c *Cluster) mountPower(n *Node) error {
 		return nil
 	}
 	disk := filepath.Join(c.opts.Dir, n.ID+".disk")
-	m, err := powerfs.NewMachine(disk, n.DataDir, powerfs.Options{})
+	m, err := powerfs.NewMachine(disk, n.DataDir, powerfs.Options{WritebackCache: true})
 	if err != nil {
 		return fmt.Errorf("localcluster: %s: %w", n.ID, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/restarea/restarea/internal/powerfs"
 	"github.com/restarea/restarea/internal/testkit"
 	"go.etcd.io/bbolt"
 )
@@ -109,8 +110,8 @@ func helper(t *testing.T, args ...string) *exec.Cmd {
 // bboltRun commits n transactions in a bbolt file on the mount from
 // another process, cuts the power, kills that process, reboots, and
 // reports what a fresh process finds in the file.
-func bboltRun(t *testing.T, mode string, n int) bboltReport {
-	m := newMachine(t)
+func bboltRun(t *testing.T, opts powerfs.Options, mode string, n int) bboltReport {
+	m := newMachine(t, opts)
 	path := m.path("bolt.db")
 	cmd := helper(t, "commit", path, mode, fmt.Sprint(n))
 	out, err := cmd.StdoutPipe()
@@ -143,16 +144,18 @@ func bboltRun(t *testing.T, mode string, n int) bboltReport {
 // committed transaction through a power cut.
 func TestBboltSurvivesCut(t *testing.T) {
 	const n = 300
-	r := bboltRun(t, "sync", n)
-	if r.OpenError != "" || r.Keys != n || len(r.Check) > 0 {
-		t.Fatalf("after the cut: %+v; want all %d committed keys and a consistent file", r, n)
+	for _, wb := range []bool{false, true} {
+		r := bboltRun(t, powerfs.Options{WritebackCache: wb}, "sync", n)
+		if r.OpenError != "" || r.Keys != n || len(r.Check) > 0 {
+			t.Fatalf("after the cut (writeback cache %v): %+v; want all %d committed keys and a consistent file", wb, r, n)
+		}
 	}
 }
 
 // bbolt with NoSync may lose its commits; what it must not do is open a
 // corrupt file without saying so.
 func TestBboltNoSyncLosesCommits(t *testing.T) {
-	r := bboltRun(t, "nosync", 50)
+	r := bboltRun(t, powerfs.Options{WritebackCache: true}, "nosync", 50)
 	if len(r.Check) > 0 {
 		t.Fatalf("after the cut: a file that opened but is inconsistent: %+v", r)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/restarea/restarea"
+	"github.com/restarea/restarea/internal/powerfs"
 	"github.com/restarea/restarea/internal/testkit"
 )
 
@@ -189,7 +190,7 @@ func TestNodeSurvivesPowerCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node processes")
 	}
-	m := newMachine(t)
+	m := newMachine(t, powerfs.Options{WritebackCache: true})
 	p := newNodeProc(t, m, testkit.FreeAddr(t), "--raft-addr", testkit.FreeAddr(t))
 	p.start(t)
 	testkit.WaitOK(t, 60*time.Second, p.url+"/readyz")
@@ -219,7 +220,7 @@ func TestClusterSurvivesPowerCutOfAllNodes(t *testing.T) {
 	}
 	var procs []*nodeProc
 	for i := range nodes {
-		p := newNodeProc(t, newMachine(t), httpAddrs[i],
+		p := newNodeProc(t, newMachine(t, powerfs.Options{WritebackCache: true}), httpAddrs[i],
 			"--node-id", fmt.Sprintf("node%d", i+1), "--raft-addr", testkit.FreeAddr(t),
 			"--advertise-url", urls[i], "--public-url", urls[0],
 			"--join", strings.Join(urls, ","), "--bootstrap-expect", fmt.Sprint(nodes),

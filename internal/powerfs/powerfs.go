@@ -26,6 +26,16 @@ type Options struct {
 	// only has to reach the backing directory, and the host does not lose
 	// power in a test.
 	SyncBacking bool
+	// WritebackCache lets the kernel buffer writes and send them here in
+	// large runs (FUSE's writeback cache). Many small writes then cost a
+	// fraction of the FUSE round trips, which is most of a harness's CPU.
+	// What a cut loses is the same: an fsync flushes the kernel's pages
+	// here before it is answered, and pages still in the kernel at a cut
+	// die with the processes that wrote them. What changes: a write after
+	// a cut may be accepted into the kernel's cache (its fsync answers
+	// EIO), and the kernel, not powerfs, keeps a file's size and times
+	// while it caches writes to it.
+	WritebackCache bool
 	// Logger receives write-back failures; nil → slog.Default().
 	Logger *slog.Logger
 	// Debug logs every FUSE request (very verbose).
@@ -85,7 +95,7 @@ func Mount(backing, mountpoint string, opts Options) (*FS, error) {
 	if err := fs.load(); err != nil {
 		return nil, err
 	}
-	srv, err := fuse.NewServer(fs, mountpoint, &fuse.MountOptions{
+	mo := &fuse.MountOptions{
 		FsName: "powerfs", Name: "powerfs",
 		// xattrs are refused (ENOTSUP); flock and POSIX locks are left
 		// to the kernel, which keeps them locally: right for one machine.
@@ -94,7 +104,11 @@ func Mount(backing, mountpoint string, opts Options) (*FS, error) {
 		DisableReadDirPlus: true, // one place that counts lookups: Lookup
 		MaxWrite:           1 << 20,
 		Debug:              opts.Debug,
-	})
+	}
+	if opts.WritebackCache {
+		mo.ExtraCapabilities = fuse.CAP_WRITEBACK_CACHE
+	}
+	srv, err := fuse.NewServer(fs, mountpoint, mo)
 	if err != nil {
 		return nil, fmt.Errorf("powerfs: mount %s: %w", mountpoint, err)
 	}
