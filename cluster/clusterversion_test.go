@@ -84,20 +84,6 @@ func (c *versionCluster) upgrade(i int, r testnode.Option) {
 	testnode.WaitMembers(c.t, c.nodes, len(c.nodes))
 }
 
-// waitClusterVersion waits until every node reports cluster version want.
-func waitClusterVersion(t *testing.T, nodes []*node.Node, want int) {
-	t.Helper()
-	for _, n := range nodes {
-		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%s at cluster version %d", n.ID(), want), func() error {
-			st, err := n.ClusterStatus(context.Background())
-			if err == nil && st.ClusterVersion != want {
-				err = fmt.Errorf("cluster version %d", st.ClusterVersion)
-			}
-			return err
-		})
-	}
-}
-
 // Finalizing is refused, naming the member, while one runs a release that
 // does not know the next cluster version; once it is upgraded, finalizing
 // through a follower raises the version one step per command to the
@@ -139,7 +125,7 @@ func TestFinalizeUpgrade(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("refusal %q does not say %q", err, want)
 	}
-	waitClusterVersion(t, c.nodes, 1)
+	testnode.WaitClusterVersion(t, 1, c.nodes...)
 
 	// Upgrading the member to the current release: the newest all know is 2.
 	c.upgrade(2, cur)
@@ -147,14 +133,14 @@ func TestFinalizeUpgrade(t *testing.T) {
 	if err != nil || !res.Changed || res.From != 1 || res.To != 2 || res.Status.ClusterVersion != 2 {
 		t.Fatalf("finalize with every member on a newer release: %+v, %v", res, err)
 	}
-	waitClusterVersion(t, c.nodes, 2)
+	testnode.WaitClusterVersion(t, 2, c.nodes...)
 	// And to the next one: the rest of the way.
 	c.upgrade(2, next)
 	res, err = c.nodes[1].FinalizeUpgrade(ctx)
 	if err != nil || res.From != 2 || res.To != 3 || res.Status.ClusterVersion != 3 || res.Status.ClusterVersionMax != 3 {
 		t.Fatalf("second finalize: %+v, %v", res, err)
 	}
-	waitClusterVersion(t, c.nodes, 3)
+	testnode.WaitClusterVersion(t, 3, c.nodes...)
 	res, err = c.nodes[0].FinalizeUpgrade(ctx)
 	if err != nil || res.Changed || res.From != 3 || res.To != 3 || !strings.Contains(res.Message, "nothing to finalize") {
 		t.Fatalf("finalize at the newest version: %+v, %v", res, err)
@@ -207,7 +193,7 @@ func TestAutoFinalizeUpgrade(t *testing.T) {
 		t.Fatalf("with a member behind: %+v, %v", st, err)
 	}
 	c.upgrade(0, cur)
-	waitClusterVersion(t, c.nodes, 2)
+	testnode.WaitClusterVersion(t, 2, c.nodes...)
 }
 
 // A member of release v0.1.0 decodes a join strictly and refuses the

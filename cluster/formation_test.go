@@ -109,7 +109,7 @@ func TestNewClusterFormsAtNewestVersionAllKnow(t *testing.T) {
 				t.FailNow()
 			}
 			testnode.WaitMembers(t, nodes, 3)
-			waitClusterVersion(t, nodes, tc.want)
+			testnode.WaitClusterVersion(t, tc.want, nodes...)
 			res := testnode.Post(t, nodes[2], testkit.Question("formed at "+tc.name))
 			testnode.WaitThread(t, nodes, res.Entry.ID)
 			// The raises are in the audit trail; nothing else raised them.

@@ -122,23 +122,19 @@ func readClusterVersion(tx *bolt.Tx) (int, error) {
 func (f *FSM) ClusterVersion() int { return int(f.clusterVersion.Load()) }
 
 // Fresh reports whether the state belongs to a cluster that has never
-// been led: no settings were ever applied (every leader configures its
-// limits first, OpConfigure), no member announced itself, no entry was
-// stored, and the cluster version is the first. Only a new cluster's first
-// leader, or a leader after it that took over before it configured
-// anything, sees a fresh state; a state restored from a snapshot or a
-// backup is never fresh.
+// been led: no settings were ever applied (every leader, of any release,
+// configures its limits first, OpConfigure) and no entry was stored. Only
+// a new cluster's first leader, or a leader after it that took over
+// before it configured anything, sees a fresh state; a state restored
+// from a snapshot or a backup is never fresh. Member records do not count:
+// the members of a new cluster announce themselves to its first leader
+// while it forms, and may be applied before it looks. Nor does the cluster
+// version: a first leader that lost its leadership while raising it
+// leaves the next one to go on.
 func (f *FSM) Fresh() (bool, error) {
-	if f.ClusterVersion() > 1 {
-		return false, nil
-	}
 	fresh := false
 	err := f.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bMeta)
-		if meta.Get(kSettings) != nil {
-			return nil
-		}
-		if k, _ := tx.Bucket(bMembers).Cursor().First(); k != nil {
+		if tx.Bucket(bMeta).Get(kSettings) != nil {
 			return nil
 		}
 		n, err := getU64(tx, bMeta, kEntries)

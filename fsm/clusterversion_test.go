@@ -231,3 +231,31 @@ func TestRestoreRefusesUnknownClusterVersion(t *testing.T) {
 		t.Fatalf("after the refused restore: halt %v, cluster version %d", err, old.ClusterVersion())
 	}
 }
+
+// A state is fresh (a new cluster's first leader may raise its version)
+// until a leader configures it or an entry is stored; member records and
+// a raise begun by a leader that lost its leadership do not end it.
+func TestFresh(t *testing.T) {
+	fresh := func(h *harness, want bool, what string) {
+		t.Helper()
+		if got, err := h.f.Fresh(); err != nil || got != want {
+			t.Fatalf("%s: fresh %v, %v; want %v", what, got, err, want)
+		}
+	}
+	h := newHarness(t)
+	fresh(h, true, "a new state")
+	h.apply(fsm.Command{Op: fsm.OpMember, Member: &fsm.MemberCommand{MemberInfo: fsm.MemberInfo{ID: "n2", URL: "http://127.0.0.1:1"}}})
+	fresh(h, true, "a member announced")
+	h.apply(fsm.Command{Op: fsm.OpClusterVersion, ClusterVersion: 2})
+	fresh(h, true, "raised to 2")
+	per, glob := restarea.Limit{Count: 10, WindowSeconds: 60}, restarea.Limit{Count: 100, WindowSeconds: 3600}
+	h.apply(fsm.Command{Op: fsm.OpConfigure, Settings: &fsm.SettingsCommand{FromConfig: true,
+		Patch: restarea.SettingsPatch{PerSourceLimit: &per, GlobalLimit: &glob}}})
+	fresh(h, false, "configured")
+
+	h = newHarness(t)
+	if r := h.post(question(t, "first"), "s", "a"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	fresh(h, false, "an entry stored")
+}

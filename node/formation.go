@@ -24,8 +24,20 @@ const formRetryFor = 30 * time.Second
 // this release or an older one, is raised only by finalize-upgrade. The
 // target is checked like any finalize: every member must know it.
 func (n *Node) formAtInitialVersion() {
-	if n.readyTerm.Load() != n.raft.CurrentTerm() {
-		return // the state may lag the log: never judge freshness from it
+	deadline := time.Now().Add(formRetryFor)
+	// The state may lag the log: never judge freshness from it before the
+	// barrier of this term is applied. A barrier that times out on a busy
+	// machine is tried again; configuring first would end the chance.
+	for n.readyTerm.Load() != n.raft.CurrentTerm() {
+		if !n.IsLeader() || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-n.stop:
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+		n.confirmApplied()
 	}
 	fresh, err := n.fsm.Fresh()
 	if err != nil || !fresh {
@@ -38,7 +50,6 @@ func (n *Node) formAtInitialVersion() {
 	if n.fsm.ClusterVersion() >= limit {
 		return
 	}
-	deadline := time.Now().Add(formRetryFor)
 	for n.IsLeader() {
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ApplyTimeout)
 		ans, err := n.finalizeLeader(ctx, limit, true)

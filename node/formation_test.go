@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/restarea/restarea"
 	"github.com/restarea/restarea/fsm"
@@ -14,18 +13,6 @@ import (
 	"github.com/restarea/restarea/internal/testkit/testnode"
 	"github.com/restarea/restarea/node"
 )
-
-// waitVersion waits until n applies cluster version want.
-func waitVersion(t *testing.T, n *node.Node, want int) {
-	t.Helper()
-	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("cluster version %d", want), func() error {
-		st, err := n.ClusterStatus(context.Background())
-		if err == nil && st.ClusterVersion != want {
-			err = fmt.Errorf("cluster version %d", st.ClusterVersion)
-		}
-		return err
-	})
-}
 
 // versionRaises counts the cluster version records of n's audit trail.
 func versionRaises(t *testing.T, n *node.Node) int {
@@ -49,7 +36,7 @@ func versionRaises(t *testing.T, n *node.Node) int {
 func TestNewNodeFormsAtNewestClusterVersion(t *testing.T) {
 	dir := t.TempDir()
 	n := testnode.Start(t, testnode.WithDataDir(dir))
-	waitVersion(t, n, fsm.ClusterVersionMax)
+	testnode.WaitClusterVersion(t, fsm.ClusterVersionMax, n)
 	testnode.WaitLogFormat(t, n, 3)
 	body := strings.Repeat("A body longer than a search query may be. ", 30)
 	q := testkit.Question("formed")
@@ -67,7 +54,7 @@ func TestNewNodeFormsAtNewestClusterVersion(t *testing.T) {
 	}
 	n = testnode.Start(t, testnode.WithDataDir(dir))
 	testnode.WaitReady(t, n)
-	waitVersion(t, n, fsm.ClusterVersionMax)
+	testnode.WaitClusterVersion(t, fsm.ClusterVersionMax, n)
 	if got := versionRaises(t, n); got != fsm.ClusterVersionMax-1 {
 		t.Fatalf("after a restart: %d cluster version records, want %d", got, fsm.ClusterVersionMax-1)
 	}
@@ -85,7 +72,7 @@ func TestFormedClusterIsRaisedOnlyByFinalize(t *testing.T) {
 			n := testnode.Start(t, testnode.WithDataDir(dir), formed)
 			testnode.WaitReady(t, n)
 			testnode.WaitLogFormat(t, n, 3)
-			waitVersion(t, n, initial)
+			testnode.WaitClusterVersion(t, initial, n)
 			if err := n.Close(); err != nil {
 				t.Fatal(err)
 			}

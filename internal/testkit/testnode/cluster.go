@@ -110,3 +110,17 @@ func WaitLogFormat(t testing.TB, n *node.Node, want int) {
 		return err
 	})
 }
+
+// WaitClusterVersion waits until every node reports cluster version want.
+func WaitClusterVersion(t testing.TB, want int, nodes ...*node.Node) {
+	t.Helper()
+	for _, n := range nodes {
+		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%s at cluster version %d", n.ID(), want), func() error {
+			st, err := n.ClusterStatus(context.Background())
+			if err == nil && st.ClusterVersion != want {
+				err = fmt.Errorf("cluster version %d", st.ClusterVersion)
+			}
+			return err
+		})
+	}
+}
