@@ -24,23 +24,23 @@ const formRetryFor = 30 * time.Second
 // this release or an older one, is raised only by finalize-upgrade. The
 // target is checked like any finalize: every member must know it.
 func (n *Node) formAtInitialVersion() {
+	// A state that is not fresh never becomes fresh, so a lagging one that
+	// already holds settings or entries is judged at once: a cluster that
+	// was ever led goes on to configure without waiting for a barrier.
+	if fresh, err := n.fsm.Fresh(); err != nil || !fresh {
+		return
+	}
 	deadline := time.Now().Add(formRetryFor)
-	// The state may lag the log: never judge freshness from it before the
+	// A fresh-looking state may lag the log: judge it again once the
 	// barrier of this term is applied. A barrier that times out on a busy
 	// machine is tried again; configuring first would end the chance.
 	for n.readyTerm.Load() != n.raft.CurrentTerm() {
-		if !n.IsLeader() || time.Now().After(deadline) {
+		if !n.IsLeader() || time.Now().After(deadline) || !n.pause() {
 			return
-		}
-		select {
-		case <-n.stop:
-			return
-		case <-time.After(250 * time.Millisecond):
 		}
 		n.confirmApplied()
 	}
-	fresh, err := n.fsm.Fresh()
-	if err != nil || !fresh {
+	if fresh, err := n.fsm.Fresh(); err != nil || !fresh {
 		return
 	}
 	limit := n.cfg.InitialClusterVersion
@@ -70,10 +70,18 @@ func (n *Node) formAtInitialVersion() {
 				"cluster_version", n.fsm.ClusterVersion(), "err", err)
 			return
 		}
-		select {
-		case <-n.stop:
+		if !n.pause() {
 			return
-		case <-time.After(250 * time.Millisecond):
 		}
+	}
+}
+
+// pause waits between two tries of forming; false when the node stops.
+func (n *Node) pause() bool {
+	select {
+	case <-n.stop:
+		return false
+	case <-time.After(250 * time.Millisecond):
+		return true
 	}
 }
